@@ -1,0 +1,27 @@
+"""Builds the optional C accelerator of the meld solver; without a compiler, pure Python is used."""
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class OptionalBuildExt(build_ext):
+    """Build the extension if possible; fall back to the pure-Python solver otherwise."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as exc:  # noqa: BLE001 - any build failure means "use the fallback"
+            print(f"warning: C meld solver not built ({exc}); using the pure-Python solver")
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception as exc:  # noqa: BLE001
+            print(f"warning: C meld solver not built ({exc}); using the pure-Python solver")
+
+
+setup(
+    ext_modules=[Extension("tt_env.engine._meldsolver", ["tt_env/engine/_meldsolver.c"],
+                           extra_compile_args=["-O2"], optional=True)],
+    cmdclass={"build_ext": OptionalBuildExt},
+)

@@ -1,0 +1,308 @@
+# noqa: D212, D415
+"""
+# Three Thirteen
+
+| Import             | `from tt_env import three_thirteen_v0`                         |
+|--------------------|----------------------------------------------------------------|
+| Actions            | Discrete                                                       |
+| Parallel API       | No                                                             |
+| Manual Control     | No (see `python -m tt_env.play`)                               |
+| Agents             | `agents= ['player_0', ..., 'player_{N-1}']`                    |
+| Number of agents   | N = `num_players`, 2 to 8                                      |
+| Action Shape       | Discrete(54)                                                   |
+| Action Values      | Discrete(54)                                                   |
+| Observation Shape  | (107 * N + 80,): 294 for 2 players, 401 for 3, 508 for 4       |
+| Observation Values | counts and scaled values, all >= 0 (bounds in the `Box`)       |
+
+Three Thirteen is an 11-round rummy game. In round r each player holds r + 2 cards and the
+cards of rank r + 2 are wild (3s in round 1 up to kings in round 11). On a turn a player
+draws (the stock or the top of the discard pile) and discards; a player whose hand, less
+the discard, is all in sets and runs goes out, and every other player has one more turn.
+Each unmelded card costs its value; after the last round the lowest total wins.
+
+## Rules as implemented
+
+The rule book is `RULES.md` of the project (every option below is one of its options):
+sets of three or more of a rank; runs of three or more of a suit in sequence (each rank at
+most once, at most 13 long); wilds stand for any card, fill gaps and extend ends, and a meld
+of wilds only is a set; aces are low (A-2-3), or high or low with `aces="high_or_low"`
+(Q-K-A, never K-A-2; an unmelded ace then costs 15). Unmelded cards cost A 1, 2-10 their
+face value, J Q K 10, a wild its own rank's value; the least-penalty arrangement is found
+exactly. House rules where the sources are silent: an empty stock is refilled by shuffling
+the discard pile under its top card; the card type just taken from the discard pile may not
+be discarded in the same turn (`discard_drawn_discard=False`); a round with nobody gone out
+ends after `max_turns_per_round` turns and every hand is scored as held.
+
+Going out is never worse for the player, so the environment goes out for it whenever the
+chosen discard leaves a fully melded hand; `infos[agent]["went_out"]` names who went out.
+
+## Arguments
+
+``` python
+three_thirteen_v0.env(num_players=2, reward_mode="relative", render_mode=None,
+                      decks="auto", aces="low", rounds=(1, ..., 11),
+                      discard_drawn_discard=False, max_turns_per_round=200,
+                      meld_needs_natural=False)
+```
+
+`num_players`: 2 to 8. `reward_mode`: `"relative"`, `"penalty"` or `"win"` (below).
+`render_mode`: `"ansi"` (returns the text view), `"human"` (prints it) or `"rgb_array"`.
+The rule options are those of `tt_env.engine.Rules` (README, "Options"); a bad value
+raises `ValueError` naming the option and the allowed values.
+
+## Observation Space
+
+A dict: `"observation"`, a float32 vector whose layout depends only on the number of players
+N (opponents in seat order from the observer's left), and `"action_mask"`, int8 (54,), 1
+for the legal actions of the agent to move and all 0 for the others. For N = 2:
+
+| Index | Piece | Meaning |
+|---|---|---|
+| 0 - 51 | `hand` | own hand: count of each card (0, 1, or more with several decks) |
+| 52 - 103 | `discard_top` | top card of the discard pile (one-hot; all 0 when empty) |
+| 104 - 155 | `discard_below` | counts of the discard pile below its top card |
+| 156 - 207 | `opponent_taken` | per opponent from the left: cards it took from the discard pile this round and still holds (counts) |
+| 208 - 259 | `opponent_discards` | per opponent from the left: cards it discarded this round (counts) |
+| 260 - 272 | `wild_rank` | wild rank of the round (one-hot, A..K) |
+| 273 - 283 | `round` | round number 1..11 (one-hot) |
+| 284 - 285 | `phase` | phase of the turn (one-hot: draw, discard) |
+| 286 - 287 | `hand_sizes` | cards held, self then opponents from the left (/ 14) |
+| 288 | `stock_size` | cards in the stock (/ cards in the shoe) |
+| 289 - 290 | `went_out` | who went out this round (one-hot, self then opponents; all 0 if nobody) |
+| 291 - 292 | `scores` | cumulative scores before this round, self then opponents (/ 100) |
+| 293 | `turn` | turns played this round (/ max_turns_per_round) |
+
+Within each 52-card block, card `c = suit * 13 + (rank - 1)`, suits C, D, H, S, ranks A..K.
+`tt_env.observation.get_layout(N)` gives the offsets for any N.
+
+### Legal Actions Mask
+
+Draw phase: 0 when the stock (or the discard pile below its top, to reshuffle) has cards,
+1 when the discard pile has a top card. Discard phase: `2 + c` for every card `c` held,
+except the card type just taken from the discard pile (unless `discard_drawn_discard`, or
+unless it is the only card type held).
+
+## Action Space
+
+| Action ID | Action                                    |
+|-----------|-------------------------------------------|
+| 0         | draw the top card of the stock            |
+| 1         | take the top card of the discard pile     |
+| 2 - 53    | discard card `id - 2` (going out when it leaves the hand fully melded) |
+
+## Rewards
+
+Given at the step that ends each round (the last turn after someone went out, or the turn
+that reaches `max_turns_per_round`), to every agent, divided by `REWARD_SCALE = 100`:
+
+| `reward_mode` | each round | at the end of the game |
+|---|---|---|
+| `relative` (default) | mean of the others' round penalties minus one's own (zero-sum) | nothing more |
+| `penalty` | minus one's own round penalty | nothing more |
+| `win` | 0 | +1 shared among the lowest totals, -1 shared among the rest; 0 for all on an all-way tie |
+
+With `env()` an illegal action ends the game with -1 for the offender (PettingZoo's
+`TerminateIllegalWrapper`); `raw_env` raises `ValueError` naming the legal actions.
+
+## Episode End
+
+The episode is the whole game: the rounds of `rounds`, in order. All agents terminate after
+the last round is scored. Rounds stopped by `max_turns_per_round` are scored, never
+truncated; nothing is ever truncated.
+
+## Version History
+
+* v0: initial release (three-thirteen 0.1.0).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .engine import game
+from .engine.rules import Rules, option_names
+from .observation import encode, get_layout, observation_bounds
+from .render_text import render_text
+
+REWARD_MODES = ("relative", "penalty", "win")
+REWARD_SCALE = 100.0
+ILLEGAL_ACTION_REWARD = -1.0
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The environment in PettingZoo's standard wrappers (illegal move ends the game, bounds, order)."""
+    wrapped = raw_env(**kwargs)
+    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=ILLEGAL_ACTION_REWARD)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    wrapped = wrappers.OrderEnforcingWrapper(wrapped)
+    return wrapped
+
+
+def rules_from_kwargs(num_players: int = 2, **options: Any) -> Rules:
+    """A :class:`Rules` from environment keyword arguments; unknown names are rejected."""
+    unknown = sorted(set(options) - set(option_names()))
+    if unknown:
+        raise TypeError(f"unknown argument(s) {unknown}: allowed are num_players, reward_mode, "
+                        f"render_mode and the rule options {list(option_names()[1:])}")
+    if isinstance(options.get("rounds"), list):
+        options["rounds"] = tuple(options["rounds"])
+    return Rules(num_players=num_players, **options)
+
+
+class raw_env(AECEnv, EzPickle):
+    """Three Thirteen as a PettingZoo AEC environment; the module docstring is its documentation."""
+
+    metadata = {
+        "render_modes": ["human", "ansi", "rgb_array"],
+        "name": "three_thirteen_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(self, num_players: int = 2, reward_mode: str = "relative",
+                 render_mode: str | None = None, **rule_options: Any) -> None:
+        EzPickle.__init__(self, num_players=num_players, reward_mode=reward_mode,
+                          render_mode=render_mode, **rule_options)
+        super().__init__()
+        self.rules = rules_from_kwargs(num_players, **rule_options)
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"reward_mode={reward_mode!r} is not allowed: use one of {list(REWARD_MODES)}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r} is not allowed: use one of "
+                             f"{self.metadata['render_modes']} or None")
+        self.reward_mode = reward_mode
+        self.render_mode = render_mode
+        n = self.rules.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agents = list(self.possible_agents)
+        low, high = observation_bounds(n, self.rules.max_turns_per_round, self.rules.num_decks)
+        obs_space = gymnasium.spaces.Dict({
+            "observation": gymnasium.spaces.Box(low=low, high=high, dtype=np.float32),
+            "action_mask": gymnasium.spaces.Box(low=0, high=1, shape=(game.NUM_ACTIONS,), dtype=np.int8),
+        })
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: gymnasium.spaces.Discrete(game.NUM_ACTIONS) for a in self.possible_agents}
+        self._no_mask = np.zeros(game.NUM_ACTIONS, dtype=np.int8)
+        self._rng: np.random.Generator | None = None
+        self.game_state: game.GameState | None = None
+        self._table_renderer: Any = None
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> gymnasium.spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> gymnasium.spaces.Space:
+        return self.action_spaces[agent]
+
+    @property
+    def round_results(self) -> list[game.RoundRecord]:
+        """Records of the finished rounds of the current game."""
+        return self.game_state.round_results if self.game_state else []
+
+    # ------------------------------------------------------------------ API
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a new game; ``seed`` makes it reproducible (else the env's generator continues)."""
+        if seed is not None or self._rng is None:
+            self._rng = np.random.default_rng(seed)
+        self.game_state = game.new_game(self.rules, self._rng)
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._events = False
+        self.agent_selection = self.possible_agents[self.game_state.current_player]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """Observation of ``agent``: computed afresh from ``game_state`` each call."""
+        state = self.game_state
+        seat = int(agent[7:])
+        mask = game.action_mask(state) if seat == state.current_player and not state.game_over else self._no_mask
+        return {"observation": encode(state, seat), "action_mask": mask}
+
+    def step(self, action: int) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        state = self.game_state
+        result = game.apply(state, action)
+        if self._events:
+            self.rewards = {a: 0.0 for a in self.agents}
+            self.infos = {a: {} for a in self.agents}
+            self._events = False
+        self._cumulative_rewards[agent] = 0.0
+        if result.went_out:
+            self._events = True
+            for info in self.infos.values():
+                info["went_out"] = agent
+        if result.round_record is not None:
+            self._events = True
+            self._score_round(result.round_record, result.game_over)
+        if result.game_over:
+            self.terminations = {a: True for a in self.agents}
+        self.agent_selection = self.possible_agents[state.current_player]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _score_round(self, record: game.RoundRecord, game_over: bool) -> None:
+        """Set this step's rewards and infos from a finished round."""
+        points = record.points
+        n = len(points)
+        if self.reward_mode == "relative":
+            total = sum(points)
+            values = [((total - p) / (n - 1) - p) / REWARD_SCALE for p in points]
+        elif self.reward_mode == "penalty":
+            values = [-p / REWARD_SCALE for p in points]
+        else:
+            values = win_rewards(self.game_state.scores) if game_over else [0.0] * n
+        for seat, agent in enumerate(self.possible_agents):
+            self.rewards[agent] = values[seat]
+            self.infos[agent]["round_points"] = list(points)
+            self.infos[agent]["round_number"] = record.round_number
+            if game_over:
+                self.infos[agent]["final_scores"] = list(self.game_state.scores)
+
+    def render(self) -> str | np.ndarray | None:
+        """Text view (``ansi``/``human``) or picture (``rgb_array``) of the table."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode= to the env")
+            return None
+        if self.game_state is None:
+            return None
+        seat = self.game_state.current_player
+        if self.render_mode == "rgb_array":
+            from .render_image import render_table  # imported lazily: Pillow is optional
+
+            return render_table(self.game_state, seat)
+        text = render_text(self.game_state, seat)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+def win_rewards(scores: list[int]) -> list[float]:
+    """+1 shared among the lowest totals, -1 shared among the rest; all 0 on an all-way tie."""
+    low = min(scores)
+    won = [s == low for s in scores]
+    k = sum(won)
+    if k == len(scores):
+        return [0.0] * len(scores)
+    return [1.0 / k if w else -1.0 / (len(scores) - k) for w in won]
+
+
+def observation_layout(num_players: int = 2):
+    """The observation layout (offsets of each named piece) for ``num_players``."""
+    return get_layout(num_players)
