@@ -1,0 +1,79 @@
+"""Registry of agents by versioned name, plus a plug-in point for checkpoint loaders.
+
+``make_agent("greedy-v0", rules)`` builds a registered agent; a path to a checkpoint file
+(``*.pt``) is handed to the loader registered with :func:`register_checkpoint_loader`
+(installed by ``models`` when torch is available). Names carry a version suffix so that
+published numbers stay comparable: change an agent's behaviour, bump its version.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from ..engine.rules import Rules
+from .base import Agent
+
+AgentFactory = Callable[[Rules], Agent]
+CheckpointLoader = Callable[[str, Rules], Agent]
+
+_AGENTS: dict[str, AgentFactory] = {}
+_CHECKPOINT_LOADERS: list[CheckpointLoader] = []
+
+
+def register_agent(name: str, factory: AgentFactory) -> None:
+    """Make ``factory(rules)`` available as ``name`` (a versioned name such as ``"greedy-v0"``)."""
+    _AGENTS[name] = factory
+
+
+def register_checkpoint_loader(loader: CheckpointLoader) -> None:
+    """Add a loader tried on checkpoint paths; it raises ``ValueError`` for files it cannot load."""
+    if loader not in _CHECKPOINT_LOADERS:
+        _CHECKPOINT_LOADERS.append(loader)
+
+
+def list_agents() -> list[str]:
+    """Registered agent names, sorted."""
+    _load_plugins()
+    return sorted(_AGENTS)
+
+
+def make_agent(spec: str | Agent, rules: Rules | None = None) -> Agent:
+    """An agent from a registry name, a checkpoint path, or an agent object (returned as is)."""
+    if not isinstance(spec, str):
+        if not hasattr(spec, "act"):
+            raise TypeError(f"{spec!r} is not an agent: it needs an act(observation, action_mask, rng) method")
+        return spec
+    rules = rules or Rules()
+    _load_plugins()
+    if spec in _AGENTS:
+        return _AGENTS[spec](rules)
+    if os.path.exists(spec) or spec.endswith((".pt", ".safetensors")):
+        if not os.path.exists(spec):
+            raise FileNotFoundError(f"checkpoint {spec!r} does not exist")
+        if not _CHECKPOINT_LOADERS:
+            raise ValueError(f"cannot load checkpoint {spec!r}: no checkpoint loader is available "
+                             f"(install the training extra: pip install -e '.[train]')")
+        errors = []
+        for loader in _CHECKPOINT_LOADERS:
+            try:
+                return loader(spec, rules)
+            except ValueError as exc:
+                errors.append(str(exc))
+        raise ValueError(f"cannot load checkpoint {spec!r}: " + "; ".join(errors))
+    raise ValueError(f"unknown agent {spec!r}: use a checkpoint path or one of {sorted(_AGENTS)}")
+
+
+_plugins_loaded = False
+
+
+def _load_plugins() -> None:
+    """Import optional modules that register agents (trained checkpoints need torch)."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    try:
+        import models.agent_loader  # noqa: F401  (registers the checkpoint loader and shipped agents)
+    except ImportError:
+        pass
