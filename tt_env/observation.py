@@ -135,6 +135,8 @@ def observation_bounds(num_players: int, max_turns: int, num_decks: int) -> tupl
     lay.view(high, "opponent_discards")[:] = max(num_decks, max_turns)
     # at most 14 cards of at most 15 points each in each of 11 rounds
     lay.view(high, "scores")[:] = 11 * 14 * 15 / SCORE_SCALE
+    # someone may go out on the turn that reaches the limit; the N - 1 last turns still follow
+    lay.view(high, "turn")[:] = (max_turns + num_players - 1) / max_turns
     return low, high
 
 

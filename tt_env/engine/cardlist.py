@@ -39,7 +39,8 @@ class CardList(list):
         return type(self)(self)
 
     def __deepcopy__(self, memo: dict) -> CardList:
-        return type(self)(self)
+        copied = memo[id(self)] = type(self)(self)
+        return copied
 
     def append(self, card: int) -> None:
         super().append(card)

@@ -1,0 +1,31 @@
+"""The code examples of the README run as written (and print what the README says)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def test_aec_loop_example_runs() -> None:
+    block = next(b for b in _python_blocks() if "three_thirteen_v0.env(" in b)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "README:aec-example", "exec"), {})
+    assert out.getvalue().strip(), "the example prints the final scores"
+
+
+def test_engine_example_prints_the_documented_result() -> None:
+    block = next(b for b in _python_blocks() if "best_melds(" in b)
+    expected = [line[2:] for line in block.splitlines() if line.startswith("# ")]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "README:engine-example", "exec"), {})
+    assert out.getvalue().strip().splitlines() == expected
