@@ -45,7 +45,8 @@ def make_agent(spec: str | Agent, rules: Rules | None = None) -> Agent:
             raise TypeError(f"{spec!r} is not an agent: it needs an act(observation, action_mask, rng) method")
         return spec
     rules = rules or Rules()
-    _load_plugins()
+    if spec not in _AGENTS:
+        _load_plugins()  # trained agents register themselves (needs torch): only when asked for
     if spec in _AGENTS:
         return _AGENTS[spec](rules)
     if os.path.exists(spec) or spec.endswith((".pt", ".safetensors")):
