@@ -346,7 +346,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args, PyObject *kwargs) {
     int w = c.W, room = 0;
     int total = solve_state(&c, state, w, room);
 
-    int melds[MAX_CARDS][MAX_CARDS + 2], mlen[MAX_CARDS], mkind[MAX_CARDS], nmelds = 0;
+    int melds[MAX_CARDS][MAX_CARDS + 2], mlen[MAX_CARDS], mkind[MAX_CARDS], mtop[MAX_CARDS], nmelds = 0;
     int dead[MAX_CARDS], ndead = 0, nextwild = 0;
     int target = total;
     while (state != 0) {
@@ -388,7 +388,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args, PyObject *kwargs) {
                 for (int i = 0; i < pad; i++) m[i] = wilds[nextwild++];
                 k += pad;
             }
-            mlen[nmelds] = k; mkind[nmelds] = 2; nmelds++;
+            mlen[nmelds] = k; mkind[nmelds] = 2; mtop[nmelds] = hi; nmelds++;
         }
         state = L.child_state; w = L.child_w; room = L.child_room;
         for (int t = 0; t < c.T; t++) c.rem[t] = (int)((state / c.stride[t]) % (uint64_t)(c.cnt[t] + 1));
@@ -413,7 +413,15 @@ static PyObject *py_solve(PyObject *self, PyObject *args, PyObject *kwargs) {
         mlen[nmelds] = k; mkind[nmelds] = 1; nmelds++;
     }
     for (int i = 0; i < nmelds && left > 0; i++) {
-        while (mkind[i] == 2 && mlen[i] < 13 && left > 0) { melds[i][mlen[i]++] = wilds[nextwild++]; left--; }
+        int maxpos = c.aces_high ? 14 : 13;
+        while (mkind[i] == 2 && mlen[i] < 13 && left > 0) {
+            if (mtop[i] < maxpos) { melds[i][mlen[i]++] = wilds[nextwild++]; mtop[i]++; }
+            else {  /* the run ends at the top slot: the wild goes below its low end */
+                memmove(melds[i] + 1, melds[i], mlen[i] * sizeof(int));
+                melds[i][0] = wilds[nextwild++]; mlen[i]++;
+            }
+            left--;
+        }
     }
     while (left > 0) { dead[ndead++] = wilds[nextwild++]; left--; }
 

@@ -85,7 +85,7 @@ def solve(hand: list[int], wild_rank: int, aces_high: bool = False,
     start = tuple(counts[t] for t in types)
     total = best(start, num_wilds, 0)
     melds: Melds = []
-    kinds: list[str] = []
+    kinds: list[str | int] = []
     dead: list[int] = []
     spare = list(wilds)
     rem, w, room, target = start, num_wilds, 0, total
@@ -101,10 +101,11 @@ def solve(hand: list[int], wild_rank: int, aces_high: bool = False,
             melds.append([types[t] for t in meld[1]] + [spare.pop() for _ in range(meld[2])])
             kinds.append("set")
         else:
-            melds.append(_lay_run(meld[1], meld[2], types, spare, aces_high))
-            kinds.append("run")
+            cards, top = _lay_run(meld[1], meld[2], types, spare, aces_high)
+            melds.append(cards)
+            kinds.append(top)
         rem, w, room = child, cw, croom
-    _place_leftover_wilds(melds, kinds, spare, dead, meld_needs_natural)
+    _place_leftover_wilds(melds, kinds, spare, dead, meld_needs_natural, 14 if aces_high else 13)
     return total, melds, dead
 
 
@@ -150,8 +151,8 @@ def _run_option(rem, positions, gaps, w, room, num_wilds, suit, type_at):
         yield 0, ("run", positions, need), tuple(child), w - need, new_room
 
 
-def _lay_run(positions, need, types, spare, aces_high):
-    """Cards of a run in slot order: wilds in the gaps, padding above (or below at the top)."""
+def _lay_run(positions, need, types, spare, aces_high) -> tuple[list[int], int]:
+    """Cards of a run in slot order (wilds in the gaps, padding above, or below at the top), and its top slot."""
     slots = dict(positions)
     lo, hi = min(slots), max(slots)
     cards = [types[slots[p]] if p in slots else spare.pop() for p in range(lo, hi + 1)]
@@ -160,11 +161,15 @@ def _lay_run(positions, need, types, spare, aces_high):
     while pad and hi < top:
         cards.append(spare.pop())
         hi, pad = hi + 1, pad - 1
-    return [spare.pop() for _ in range(pad)] + cards
+    return [spare.pop() for _ in range(pad)] + cards, hi
 
 
-def _place_leftover_wilds(melds, kinds, spare, dead, meld_needs_natural) -> None:
-    """Put unused wilds where the solver's leaf rule says they go."""
+def _place_leftover_wilds(melds, kinds, spare, dead, meld_needs_natural, top_slot) -> None:
+    """Put unused wilds where the solver's leaf rule says they go.
+
+    ``kinds[i]`` is ``"set"`` or, for a run, the slot of its highest card; a wild joins a run
+    above its top when there is a slot there, else below its low end, so runs stay in slot order.
+    """
     if not spare:
         return
     sets = [m for m, k in zip(melds, kinds) if k == "set"]
@@ -177,8 +182,12 @@ def _place_leftover_wilds(melds, kinds, spare, dead, meld_needs_natural) -> None
         melds.append(list(spare))
         spare.clear()
         return
-    for m in melds:
+    for i, m in enumerate(melds):
         while spare and len(m) < 13:
-            m.append(spare.pop())
+            if kinds[i] < top_slot:
+                m.append(spare.pop())
+                kinds[i] += 1
+            else:
+                m.insert(0, spare.pop())
     dead.extend(spare)
     spare.clear()
