@@ -40,13 +40,16 @@ chosen discard leaves a fully melded hand; `infos[agent]["went_out"]` names who 
 
 ``` python
 three_thirteen_v0.env(num_players=2, reward_mode="relative", render_mode=None,
-                      decks="auto", aces="low", rounds=(1, ..., 11),
+                      reveal_all=False, decks="auto", aces="low", rounds=(1, ..., 11),
                       discard_drawn_discard=False, max_turns_per_round=200,
                       meld_needs_natural=False)
 ```
 
 `num_players`: 2 to 8. `reward_mode`: `"relative"`, `"penalty"` or `"win"` (below).
-`render_mode`: `"ansi"` (returns the text view), `"human"` (prints it) or `"rgb_array"`.
+`render_mode`: `"ansi"` (returns the text view), `"human"` (the picture in a window when a
+display exists, else prints the text view) or `"rgb_array"` (the picture, `H x W x 3` uint8;
+needs Pillow). Both show the table as the agent to move sees it; `reveal_all=True` shows
+every hand in the pictures.
 The rule options are those of `tt_env.engine.Rules` (README, "Options"); a bad value
 raises `ValueError` naming the option and the allowed values.
 
@@ -66,9 +69,9 @@ for the legal actions of the agent to move and all 0 for the others. For N = 2:
 | 260 - 272 | `wild_rank` | wild rank of the round (one-hot, A..K) |
 | 273 - 283 | `round` | round number 1..11 (one-hot) |
 | 284 - 285 | `phase` | phase of the turn (one-hot: draw, discard) |
-| 286 - 287 | `hand_sizes` | cards held, self then opponents from the left (/ 14) |
-| 288 | `stock_size` | cards in the stock (/ cards in the shoe) |
-| 289 - 290 | `went_out` | who went out this round (one-hot, self then opponents; all 0 if nobody) |
+| 286 - 287 | `went_out` | who went out this round (one-hot, self then opponents; all 0 if nobody) |
+| 288 - 289 | `hand_sizes` | cards held, self then opponents from the left (/ 14) |
+| 290 | `stock_size` | cards in the stock (/ cards in the shoe) |
 | 291 - 292 | `scores` | cumulative scores before this round, self then opponents (/ 100) |
 | 293 | `turn` | turns played this round (/ max_turns_per_round) |
 
@@ -149,7 +152,7 @@ def rules_from_kwargs(num_players: int = 2, **options: Any) -> Rules:
     unknown = sorted(set(options) - set(option_names()))
     if unknown:
         raise TypeError(f"unknown argument(s) {unknown}: allowed are num_players, reward_mode, "
-                        f"render_mode and the rule options {list(option_names()[1:])}")
+                        f"render_mode, reveal_all and the rule options {list(option_names()[1:])}")
     if isinstance(options.get("rounds"), list):
         options["rounds"] = tuple(options["rounds"])
     return Rules(num_players=num_players, **options)
@@ -166,9 +169,9 @@ class raw_env(AECEnv, EzPickle):
     }
 
     def __init__(self, num_players: int = 2, reward_mode: str = "relative",
-                 render_mode: str | None = None, **rule_options: Any) -> None:
+                 render_mode: str | None = None, reveal_all: bool = False, **rule_options: Any) -> None:
         EzPickle.__init__(self, num_players=num_players, reward_mode=reward_mode,
-                          render_mode=render_mode, **rule_options)
+                          render_mode=render_mode, reveal_all=reveal_all, **rule_options)
         super().__init__()
         self.rules = rules_from_kwargs(num_players, **rule_options)
         if reward_mode not in REWARD_MODES:
@@ -176,8 +179,11 @@ class raw_env(AECEnv, EzPickle):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r} is not allowed: use one of "
                              f"{self.metadata['render_modes']} or None")
+        if not isinstance(reveal_all, bool):
+            raise ValueError(f"reveal_all={reveal_all!r} is not allowed: use True or False")
         self.reward_mode = reward_mode
         self.render_mode = render_mode
+        self.reveal_all = reveal_all
         n = self.rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agents = list(self.possible_agents)
@@ -282,15 +288,19 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode == "rgb_array":
             from .render_image import render_table  # imported lazily: Pillow is optional
 
-            return render_table(self.game_state, seat)
-        text = render_text(self.game_state, seat)
+            return render_table(self.game_state, seat, reveal_all=self.reveal_all)
         if self.render_mode == "human":
-            print(text)
+            from .render_window import show_human  # a window when a display exists, else the text view
+
+            self._table_renderer = show_human(self._table_renderer, self.game_state, seat,
+                                              reveal_all=self.reveal_all, fps=self.metadata["render_fps"])
             return None
-        return text
+        return render_text(self.game_state, seat)
 
     def close(self) -> None:
-        pass
+        if self._table_renderer is not None:
+            self._table_renderer.close()
+            self._table_renderer = None
 
 
 def win_rewards(scores: list[int]) -> list[float]:

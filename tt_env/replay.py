@@ -1,0 +1,154 @@
+"""Replay a saved game: ``python -m tt_env.replay GAME.json``.
+
+    python -m tt_env.replay GAME.json                 # every move, and each round's hands in melds
+    python -m tt_env.replay GAME.json --step          # the open table before each move; Enter steps
+    python -m tt_env.replay GAME.json --gif game.gif  # the pictures of the table, as an animation
+    python -m tt_env.replay GAME.json --frames DIR    # ... or as numbered PNG files
+
+Every action is checked against the rules as it is replayed; a record from another format
+version, or one whose action is illegal at its point, stops with an error naming the step.
+Pictures show every hand (seat ``--seat`` at the bottom) unless ``--private`` hides what
+that seat could not see; each round ends with a picture of the hands laid out in melds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .actions import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
+from .records import GameRecord, load_record, replay
+from .tui import card_label, final_view, require_rich, round_view, table_view
+
+
+def describe_action(seat: int, top: int | None, action: int, state_after: Any, names: Sequence[str]) -> str:
+    """One line for a move by ``seat`` (``top``: the discard pile's top before it), all cards open."""
+    who = f"player_{seat} ({names[seat]})"
+    if action == DRAW_STOCK:
+        return f"{who} drew {card_label(state_after.hands[seat][-1])} from the stock"
+    if action == TAKE_DISCARD:
+        return f"{who} took {card_label(top)} from the discard pile"
+    went_out = state_after.went_out == seat and state_after.current_player != seat
+    return f"{who} discarded {card_label(action - DISCARD_BASE)}" + (" and went out" if went_out else "")
+
+
+def frames(record: GameRecord, *, seat: int = 0, private: bool = False) -> Iterator[tuple[np.ndarray, bool]]:
+    """Pictures of the replayed game: one per position, plus one per finished round (flagged ``True``)."""
+    from .render_image import render_round_end, render_table
+
+    rounds_seen = 0
+    for _, env in replay(record):
+        state = env.game_state
+        if len(state.round_results) > rounds_seen:
+            rounds_seen = len(state.round_results)
+            totals = [sum(r.points[p] for r in state.round_results) for p in range(record.rules.num_players)]
+            yield render_round_end(state.round_results[-1], record.rules, totals), True
+            if state.game_over:
+                break
+        yield render_table(state, seat, reveal_all=not private), False
+
+
+def save_gif(record: GameRecord, path: str | Path, *, seat: int = 0, private: bool = False,
+             fps: float = 4.0, round_end_seconds: float = 3.0) -> int:
+    """Write the replay as an animated GIF; returns the number of frames."""
+    from PIL import Image
+
+    from .render_image import color_sample
+
+    palette = Image.fromarray(color_sample()).quantize(colors=128, method=Image.Quantize.MEDIANCUT)
+    images, durations = [], []
+    for image, round_end in frames(record, seat=seat, private=private):
+        images.append(Image.fromarray(image).quantize(palette=palette, dither=Image.Dither.NONE))
+        durations.append(int(1000 * (round_end_seconds if round_end else 1.0 / fps)))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    images[0].save(path, save_all=True, append_images=images[1:], duration=durations, loop=0, optimize=False)
+    return len(images)
+
+
+def save_frames(record: GameRecord, directory: str | Path, *, seat: int = 0, private: bool = False) -> int:
+    """Write the replay as ``frame_00000.png``, ... in ``directory``; returns the number of frames."""
+    from PIL import Image
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    count = 0
+    for count, (image, _) in enumerate(frames(record, seat=seat, private=private), start=1):
+        Image.fromarray(image).save(out / f"frame_{count - 1:05d}.png", optimize=False)
+    return count
+
+
+def print_replay(record: GameRecord, console: Any, *, step: bool = False,
+                 input_fn: Callable[[str], str] = input) -> None:
+    """Print every move and each round's end; with ``step``, show the table and wait for Enter."""
+    names = list(record.seats)
+    console.print(f"Game of {record.rules.num_players} players, seed {record.seed}, rounds "
+                  f"{list(record.rules.rounds)}: " + ", ".join(f"player_{p} {n}" for p, n in enumerate(names)),
+                  markup=False)
+    before: tuple[int, int | None] = (0, None)
+    rounds_seen = 0
+    for i, env in replay(record):
+        state = env.game_state
+        if i > 0:
+            line = describe_action(*before, record.actions[i - 1], state, names)
+            console.print(f"{i:5d}  {line}", markup=False)
+        if len(state.round_results) > rounds_seen:
+            rounds_seen = len(state.round_results)
+            totals = [sum(r.points[p] for r in state.round_results) for p in range(len(names))]
+            console.print(round_view(state.round_results[-1], record.rules, totals, names))
+        if state.game_over:
+            console.print(final_view(state, names))
+            return
+        if step and i < len(record.actions):
+            console.print(table_view(state, state.current_player, names, reveal_all=True))
+            console.print("Enter: next move, q: stop > ", end="", markup=False)
+            try:
+                if input_fn("").strip().lower() in ("q", "quit"):
+                    return
+            except (KeyboardInterrupt, EOFError):
+                console.print()
+                return
+        before = (state.current_player, state.discard_pile[-1] if state.discard_pile else None)
+    console.print(f"The record ends after {len(record.actions)} actions, before the game is over.", markup=False)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tt_env.replay", description="Replay a saved Three Thirteen game.")
+    parser.add_argument("record", help="a game record (JSON) saved by tt_env.play or the evaluator")
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--gif", metavar="OUT.gif", help="render the game to an animated GIF")
+    out.add_argument("--frames", metavar="DIR", help="render the game to numbered PNG files in DIR")
+    parser.add_argument("--step", action="store_true", help="show the table before each move and wait for Enter")
+    parser.add_argument("--seat", type=int, default=0, help="seat at the bottom of the pictures (default 0)")
+    parser.add_argument("--private", action="store_true", help="pictures show only what --seat could see")
+    parser.add_argument("--fps", type=float, default=4.0, help="moves per second in the GIF (default 4)")
+    args = parser.parse_args(argv)
+    try:
+        record = load_record(args.record)
+        if not 0 <= args.seat < record.rules.num_players:
+            raise ValueError(f"--seat {args.seat} is not a seat of this game: use 0..{record.rules.num_players - 1}")
+        if args.fps <= 0:
+            raise ValueError(f"--fps {args.fps} is not allowed: use a positive number")
+        if args.gif or args.frames:
+            if args.gif:
+                count = save_gif(record, args.gif, seat=args.seat, private=args.private, fps=args.fps)
+            else:
+                count = save_frames(record, args.frames, seat=args.seat, private=args.private)
+            print(f"wrote {count} frames to {args.gif or args.frames}")
+            return 0
+        require_rich()
+        from rich.console import Console
+
+        print_replay(record, Console(highlight=False), step=args.step)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
