@@ -1,0 +1,68 @@
+"""Shared helpers for the benchmark scripts: header, versions, statistics, table printing."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import statistics
+import sys
+
+SHARED_MACHINE_NOTE = (
+    "NOTE: this machine may be shared with other jobs. Every number below is a median over\n"
+    "repetitions (min and max shown); quote the medians and the ratios, not single runs."
+)
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def print_header(title: str, args: dict) -> None:
+    """Print the title, the shared-machine note, the run settings and the versions."""
+    import numpy as np
+
+    print("=" * 78)
+    print(title)
+    print("=" * 78)
+    print(SHARED_MACHINE_NOTE)
+    print()
+    print(f"settings:       {', '.join(f'{k}={v}' for k, v in args.items())}")
+    print(f"python:         {sys.version.split()[0]} ({platform.python_implementation()})")
+    print(f"numpy:          {np.__version__}")
+    for dist in ("three-thirteen", "pettingzoo", "gymnasium", "rlcard", "open_spiel"):
+        print(f"{dist + ':':<16}{_version(dist)}")
+    try:
+        from tt_env.engine.melds import SOLVER_BACKEND
+        print(f"tt solver:      {SOLVER_BACKEND} backend")
+    except Exception as exc:  # pragma: no cover - informative only
+        print(f"tt solver:      unavailable ({exc})")
+    load = os.getloadavg() if hasattr(os, "getloadavg") else ("?",)
+    print(f"machine:        {platform.machine()}, {os.cpu_count()} CPUs, "
+          f"load average {', '.join(f'{x:.2f}' if isinstance(x, float) else x for x in load)}")
+    print()
+
+
+def summarize(values: list[float]) -> tuple[float, float, float]:
+    """(median, min, max) of a list of rates."""
+    return statistics.median(values), min(values), max(values)
+
+
+def fmt_rate(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+def print_table(headers: list[str], rows: list[list[str]]) -> None:
+    """Left-align the first column, right-align the others."""
+    widths = [max(len(str(r[i])) for r in [headers] + rows) for i in range(len(headers))]
+    def line(cells):
+        out = [str(cells[0]).ljust(widths[0])]
+        out += [str(c).rjust(w) for c, w in zip(cells[1:], widths[1:])]
+        return "  ".join(out)
+    print(line(headers))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print(line(r))
