@@ -1,0 +1,183 @@
+"""The duplicate evaluator: seating, replayed deals, reproducible JSON, statistics, command line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tt_env.agents import GreedyAgent, RandomAgent
+from tt_env.engine import Rules, least_penalty
+from training import evaluate as ev
+from tt_env.agents.observation_view import decode_observation
+from training.duplicate import play_deal, play_game, run_deals
+from training.eval_stats import mean_ci, summarize, unique_names, win_rate_ci
+
+SHORT = Rules(rounds=(1, 2, 3))
+VARIABLE = ("seconds", "games_per_second")
+
+
+def _stable(report: dict) -> dict:
+    """The report without the wall-clock numbers."""
+    out = {k: v for k, v in report.items() if k not in VARIABLE}
+    out["agents"] = [{k: v for k, v in a.items() if k != "ms_per_move"} for a in report["agents"]]
+    return out
+
+
+@pytest.mark.parametrize("num_agents", [2, 3, 4])
+def test_every_agent_plays_every_seat_of_every_deal(num_agents: int) -> None:
+    rules = Rules(num_players=num_agents, rounds=(1, 2))
+    specs = ["greedy-v0", "random-v0", "expert-v0", "random-v0"][:num_agents]
+    deals = run_deals(specs, rules, num_deals=3, seed=4)
+    assert [d[0].deal for d in deals] == [0, 1, 2]
+    for deal in deals:
+        assert sorted(g.rotation for g in deal) == list(range(num_agents))
+        for i in range(num_agents):
+            assert sorted(g.seats[i] for g in deal) == list(range(num_agents))
+        for g in deal:
+            assert sorted(g.seats) == list(range(num_agents))
+
+
+class _Recorder:
+    """Wraps an agent; keeps the hand it was dealt in each round (its first decision of the round)."""
+
+    def __init__(self, agent) -> None:
+        self.agent, self.name, self.dealt = agent, agent.name, {}
+
+    def act(self, observation, action_mask, rng):
+        view = decode_observation(observation)
+        self.dealt.setdefault(view.round_number, sorted(view.hand))
+        return self.agent.act(observation, action_mask, rng)
+
+
+class _Hopeless:
+    """Deterministic and never goes out: discards the card that leaves the most penalty;
+    draws from the stock (so the stock runs out and is reshuffled), or, with ``take``, takes the
+    discard when its rank is even (so the two seatings reshuffle at different times)."""
+
+    def __init__(self, rules: Rules, take: bool) -> None:
+        self.rules, self.take, self.name = rules, take, f"hopeless-{take}"
+
+    def act(self, observation, action_mask, rng):
+        legal = np.flatnonzero(action_mask).tolist()
+        view = decode_observation(observation)
+        if legal[0] < 2:
+            even = view.discard_top is not None and (view.discard_top % 13 + 1) % 2 == 0
+            return 1 if self.take and even and 1 in legal else legal[0]
+
+        def left(a: int) -> int:
+            rest = list(view.hand)
+            rest.remove(a - 2)
+            return least_penalty(rest, view.wild_rank)
+
+        return max(legal, key=left)
+
+
+def test_each_rotation_replays_the_same_deal() -> None:
+    """Every seat is dealt the same hands in every round in every rotation, even after the
+    stock was reshuffled in earlier rounds and the two agents played differently."""
+    rules = Rules(rounds=(9, 10, 11), max_turns_per_round=150)
+    for deal in range(2):
+        dealt = {}
+        for rotation in range(2):
+            agents = [_Recorder(_Hopeless(rules, take=False)), _Recorder(_Hopeless(rules, take=True))]
+            record = play_game(agents, rules, seed=8, deal=deal, rotation=rotation)
+            assert record.turns == 450  # every round ran to the turn limit: 75+ stock draws, reshuffles
+            for i, agent in enumerate(agents):
+                for rnd, hand in agent.dealt.items():
+                    dealt.setdefault((record.seats[i], rnd), []).append(hand)
+        assert len(dealt) == 6
+        for hands in dealt.values():
+            assert hands[0] == hands[1]
+
+
+def test_two_copies_of_a_deterministic_agent_mirror() -> None:
+    rules = Rules(rounds=(9, 10, 11))
+    agents = [GreedyAgent(rules), GreedyAgent(rules)]
+    for deal in range(3):
+        first, second = play_deal(agents, rules, seed=8, deal=deal)
+        assert first.scores == second.scores[::-1] and first.turns == second.turns
+
+
+def test_random_agents_draw_from_their_own_seeded_stream() -> None:
+    rules = SHORT
+    a = play_deal([RandomAgent(rules), RandomAgent(rules)], rules, seed=3, deal=1)
+    b = play_deal([RandomAgent(rules), RandomAgent(rules)], rules, seed=3, deal=1)
+    assert [g.scores for g in a] == [g.scores for g in b]
+
+
+def test_report_is_reproducible_whatever_the_workers() -> None:
+    one, _ = ev.evaluate(["greedy-v0", "random-v0"], 6, seed=5, rules=SHORT, workers=1)
+    again, _ = ev.evaluate(["greedy-v0", "random-v0"], 6, seed=5, rules=SHORT, workers=1)
+    two, _ = ev.evaluate(["greedy-v0", "random-v0"], 6, seed=5, rules=SHORT, workers=2)
+    assert _stable(one) == _stable(again) == _stable(two)
+    other, _ = ev.evaluate(["greedy-v0", "random-v0"], 6, seed=6, rules=SHORT, workers=1)
+    assert _stable(other) != _stable(one)
+
+
+def test_report_format() -> None:
+    rules = Rules(num_players=3, rounds=(1, 2))
+    report, deals = ev.evaluate(["greedy-v0", "random-v0", "greedy-v0"], 5, seed=0, rules=rules)
+    assert report["format"] == ev.FORMAT
+    assert (report["games"], report["seatings"], report["games_played"]) == (5, 3, 15)
+    assert [a["name"] for a in report["agents"]] == ["greedy-v0", "random-v0", "greedy-v0#2"]
+    for a in report["agents"]:
+        assert set(a) >= {"name", "mean_score", "win_rate", "win_rate_ci95"}
+        lo, hi = a["win_rate_ci95"]
+        assert 0.0 <= lo <= a["win_rate"] <= hi <= 1.0
+    assert abs(sum(a["win_rate"] for a in report["agents"]) - 1.0) < 1e-9  # ties share the win
+    pairs = {(p["a"], p["b"]): p for p in report["pairwise"]}
+    assert len(pairs) == 6
+    for (a, b), p in pairs.items():
+        assert set(p) >= {"a", "b", "mean_score_diff", "ci95"}
+        assert p["mean_score_diff"] == pytest.approx(-pairs[(b, a)]["mean_score_diff"])
+        means = {x["name"]: x["mean_score"] for x in report["agents"]}
+        assert p["mean_score_diff"] == pytest.approx(means[a] - means[b])
+        assert p["ci95"][0] <= p["mean_score_diff"] <= p["ci95"][1]
+    json.dumps(report)
+
+
+def test_intervals_are_over_deals() -> None:
+    mean, (lo, hi) = mean_ci(np.array([1.0, 2.0, 3.0, 4.0]))
+    assert mean == 2.5 and hi - lo == pytest.approx(2 * 1.959963984540054 * np.std([1, 2, 3, 4], ddof=1) / 2)
+    assert mean_ci(np.array([7.0])) == (7.0, [7.0, 7.0])
+    assert unique_names(["a", "b", "a", "a"]) == ["a", "b", "a#2", "a#3"]
+    # winning every deal still leaves some uncertainty; the interval stays inside [0, 1]
+    lo, hi = win_rate_ci(np.ones(100))
+    assert 0.9 < lo < 1.0 and hi == 1.0
+    assert win_rate_ci(np.zeros(100))[0] == 0.0 and 0.0 < win_rate_ci(np.zeros(100))[1] < 0.1
+    # two copies of greedy: every deal is a mirror, so the difference and its interval are exactly 0
+    deals = run_deals(["greedy-v0", "greedy-v0"], SHORT, 4, seed=0)
+    pair = summarize(deals, ["greedy-v0", "greedy-v0"])["pairwise"][0]
+    assert pair["mean_score_diff"] == 0.0 and pair["ci95"] == [0.0, 0.0]
+
+
+def test_command_line(tmp_path, capsys) -> None:
+    out, png = tmp_path / "r.json", tmp_path / "r.png"
+    ev.main(["greedy-v0", "random-v0", "--games", "3", "--seed", "1", "--rounds", "1,2", "--quiet",
+             "--json", str(out), "--plot", str(png)])
+    report = json.loads(out.read_text())
+    assert report["games"] == 3 and report["rules"]["rounds"] == [1, 2]
+    assert png.stat().st_size > 1000
+    assert "greedy-v0" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["greedy-v0"], "2 to 6 agents"),
+    (["greedy-v0"] * 7, "2 to 6 agents"),
+    (["greedy-v0", "nobody-v3"], "unknown agent"),
+    (["greedy-v0", "random-v0", "--games", "0"], "at least 1"),
+    (["greedy-v0", "random-v0", "--rounds", "3,1"], "increasing"),
+    (["greedy-v0", "random-v0", "--decks", "many"], "decks"),
+    (["greedy-v0", "random-v0", "--workers", "0"], "workers"),
+])
+def test_bad_input_names_the_problem(argv: list[str], match: str, capsys) -> None:
+    with pytest.raises(SystemExit):
+        ev.main(argv + ["--quiet"])
+    assert match in capsys.readouterr().err
+
+
+def test_agent_objects_need_one_worker() -> None:
+    with pytest.raises(ValueError, match="workers=1"):
+        run_deals([GreedyAgent(SHORT), "random-v0"], SHORT, 2, seed=0, workers=2)

@@ -1,0 +1,1 @@
+"""Training and evaluation tools for three-thirteen agents (``python -m training.evaluate``)."""

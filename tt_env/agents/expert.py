@@ -1,0 +1,223 @@
+"""``expert-v0``: the strongest scripted player here, a one-draw lookahead on the exact solver.
+
+It reads only its observation (:mod:`.observation_view`) and values a hand as
+
+    V(hand) = penalty(hand) - gamma * E_u[ improvement after drawing u and discarding best ]
+
+where ``u`` ranges over the cards still unseen (not in its hand, the discard pile, or known
+to be held by an opponent), weighted by how many copies remain: so pairs, near-runs and
+wild cards count for what they can become, and dead cards (already discarded) count for
+nothing. A drawn card that lets it go out earns a bonus that grows with the hand size. It takes
+the discard when the hand it would keep is worth more than the expected hand after a stock
+draw; it discards the card whose remaining hand has the best value plus feeding cost, among
+the few discards that leave the least penalty. ``gamma`` shrinks as the round
+gets long and as opponents take cards from the discard pile (they are getting close to
+going out, so the cards held now are what will be scored). Discards that feed the next
+player (wild cards, cards matching what it took from the discard pile, ranks it has not
+thrown away) cost extra. On the last turn after someone went out it plays greedily.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..engine.cards import card_value, rank_of, suit_of
+from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
+from ..engine.melds import best_melds, least_penalty
+from ..engine.rules import Rules
+from .greedy import discard_key, without
+from .observation_view import ObservationView, decode_observation
+
+
+def neighbour_masks(aces_high: bool) -> list[int]:
+    """Per card, a bitmask of the card types that can share a meld with it without wilds
+    beyond one gap: its rank in every suit, and its suit within two ranks."""
+    masks = []
+    for c in range(52):
+        rank, suit = rank_of(c), suit_of(c)
+        m = 0
+        for s in range(4):
+            m |= 1 << (s * 13 + rank - 1)
+        for d in (-2, -1, 1, 2):
+            r = rank + d
+            if aces_high and r == 14:  # Q-K-A: the ace follows the king
+                r = 1
+            if 1 <= r <= 13:
+                m |= 1 << (suit * 13 + r - 1)
+        if aces_high and rank == 1:  # and the ace's high-side neighbours are Q and K
+            m |= (1 << (suit * 13 + 11)) | (1 << (suit * 13 + 12))
+        masks.append(m)
+    return masks
+
+
+@dataclass
+class _Context:
+    """What one decision needs beyond the hand: card weights, danger, feeding risk."""
+
+    wild: int
+    weights: list[float]
+    """Chance that a stock draw is each card type (unseen copies / all unseen)."""
+    gamma: float
+    feed: list[float]
+    """Extra cost of discarding each card type (what it gives the next player)."""
+    out_bonus: float
+    """Bonus for a draw that lets it go out."""
+
+
+class ExpertAgent:
+    """``expert-v0`` (see the module docstring). The keyword arguments are its weights, tuned
+    against ``greedy-v0``; ``expert-v0`` is the defaults (change one, bump the version).
+
+    Args:
+        gamma: weight of the expected one-draw gain (shrunk by up to 70% by the danger).
+        out_bonus, out_per_card: bonus for a draw that lets it go out: ``out_bonus +
+            out_per_card * hand size`` (ending the round leaves opponents with their cards).
+        candidates, margin: discards looked at beyond their penalty: at most ``candidates``,
+            within ``margin`` points of the least penalty.
+        feed_weight: cost per unit of feeding risk of a discard.
+        take_bias: points by which taking the discard is preferred to the stock.
+    """
+
+    name = "expert-v0"
+
+    def __init__(self, rules: Rules | None = None, *, gamma: float = 2.0, out_bonus: float = 0.0,
+                 out_per_card: float = 2.5, candidates: int = 5, margin: int = 12,
+                 feed_weight: float = 3.0, take_bias: float = 0.0) -> None:
+        self.rules = rules or Rules()
+        self.aces_high = self.rules.aces_high
+        self.natural = self.rules.meld_needs_natural
+        self.gamma, self.out_bonus = gamma, out_bonus
+        self.candidates, self.margin, self.feed_weight = candidates, margin, feed_weight
+        self.take_bias, self.out_per_card = take_bias, out_per_card
+        self._neighbours = neighbour_masks(self.aces_high)
+        self._values = [card_value(rank_of(c), aces_high=self.aces_high) for c in range(52)]
+        self._value_tables: dict[int, list[int]] = {}
+        self._wild_masks = {w: sum(1 << (s * 13 + w - 1) for s in range(4)) for w in range(1, 14)}
+        self._neighbour_matrix = np.array([[(m >> c) & 1 for c in range(52)] for m in self._neighbours],
+                                          dtype=np.float64)
+
+    # ------------------------------------------------------------------ solver helpers
+    def penalty(self, hand: Sequence[int], wild: int) -> int:
+        return least_penalty(hand, wild, self.aces_high, self.natural)
+
+    def values(self, wild: int) -> list[int]:
+        """Unmelded value of every card type this round (a wild costs its own rank's value)."""
+        table = self._value_tables.get(wild)
+        if table is None:
+            table = [min(c % 13 + 1, 10) if c % 13 + 1 == wild else self._values[c] for c in range(52)]
+            self._value_tables[wild] = table
+        return table
+
+    def after_draw(self, hand: list[int], card: int, wild: int, values: list[int]) -> int:
+        """Least penalty after adding ``card`` to ``hand`` and discarding the best card (an
+        upper bound: the highest unmelded card of one best arrangement, exact when all melded)."""
+        full = hand + [card]
+        solved = best_melds(full, wild, aces_high=self.aces_high, meld_needs_natural=self.natural)
+        if solved.unmelded:
+            return solved.deadwood - max(map(values.__getitem__, solved.unmelded))
+        return min(self.penalty(without(full, c), wild) for c in set(full))
+
+    def hand_value(self, hand: list[int], ctx: _Context) -> tuple[float, int, float]:
+        """(V, penalty, expected one-draw gain) of a hand about to wait for its next draw."""
+        wild = ctx.wild
+        base = self.penalty(hand, wild)
+        if base == 0:
+            return 0.0, 0, 0.0
+        related = 0
+        for c in hand:
+            if c % 13 + 1 != wild:
+                related |= self._neighbours[c]
+        related |= self._wild_masks[wild]
+        gain = 0.0
+        weights = ctx.weights
+        values = self.values(wild)
+        while related:
+            low = related & -related
+            u = low.bit_length() - 1
+            related ^= low
+            w = weights[u]
+            if w <= 0.0:
+                continue
+            a = self.after_draw(hand, u, wild, values)
+            if a < base:
+                gain += w * (base - a + (ctx.out_bonus if a == 0 else 0.0))
+        return base - ctx.gamma * gain, base, gain
+
+    # ------------------------------------------------------------------ decisions
+    def context(self, view: ObservationView) -> _Context:
+        """Card weights from what is unseen, gamma from the danger, feed costs of each card."""
+        copies = self.rules.num_decks
+        unseen = np.maximum(copies - view.seen_counts(), 0).astype(float)
+        total = unseen.sum()
+        weights = (unseen / total).tolist() if total > 0 else [0.0] * 52
+        wild = view.wild_rank
+        size = view.round_number + 2
+        turns = view.turn_fraction * self.rules.max_turns_per_round
+        # turns each player has had this round, over the hand size: a long round is a dangerous one
+        per_player = turns / view.num_players
+        taken = view.opponent_taken.sum(axis=1)
+        danger = min(1.0, per_player / (size + 2) + 0.15 * float(taken.max(initial=0)))
+        gamma = self.gamma * (1.0 - 0.7 * danger)
+        feed = [0.0] * 52
+        if self.feed_weight:
+            # cards that can meld with what the next player took from the discard pile and holds,
+            # halved for ranks it has discarded itself; wild cards always help it
+            risk = self._neighbour_matrix[np.flatnonzero(view.opponent_taken[0])].sum(axis=0)
+            thrown = np.tile(view.opponent_discards[0].reshape(4, 13).sum(axis=0) > 0, 4)
+            risk = np.minimum(np.where(thrown, 0.5 * risk, risk), 2.0)
+            risk[[s * 13 + wild - 1 for s in range(4)]] = 3.0
+            feed = (self.feed_weight * (0.5 + danger) * risk).tolist()
+        return _Context(wild, weights, gamma, feed, self.out_bonus + self.out_per_card * size)
+
+    def choose_discard(self, hand: list[int], legal: Sequence[int], ctx: _Context,
+                       final: bool) -> tuple[int, float]:
+        """(card, score) of the best discard among ``legal``; ``final``: greedy, last turn."""
+        wild = ctx.wild
+        scored = []
+        for c in sorted(set(legal)):
+            p = self.penalty(without(hand, c), wild)
+            if p == 0:
+                return c, -1e9  # go out
+            scored.append((discard_key(p, c, wild, self.aces_high), c))
+        scored.sort()
+        if final:
+            return scored[0][1], float(scored[0][0][0])
+        best_p = scored[0][0][0]
+        pool = [c for key, c in scored if key[0] <= best_p + self.margin][:self.candidates]
+        best_card, best_score = pool[0], float("inf")
+        for c in pool:
+            v, _, _ = self.hand_value(without(hand, c), ctx)
+            score = v + ctx.feed[c]
+            if score < best_score - 1e-9:
+                best_card, best_score = c, score
+        return best_card, best_score
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        view = decode_observation(observation)
+        hand, wild = view.hand, view.wild_rank
+        final = view.went_out is not None
+        can_stock, can_take = bool(action_mask[DRAW_STOCK]), bool(action_mask[TAKE_DISCARD])
+        ctx = self.context(view)
+        if not (can_stock or can_take):
+            legal = np.flatnonzero(action_mask[DISCARD_BASE:]).tolist()
+            card, _ = self.choose_discard(hand, legal, ctx, final)
+            return DISCARD_BASE + card
+        if not can_take:
+            return DRAW_STOCK
+        if not can_stock:
+            return TAKE_DISCARD
+        top = view.discard_top
+        legal = [c for c in hand if c != top or self.rules.discard_drawn_discard]
+        if not legal:
+            return DRAW_STOCK
+        taken = hand + [top]
+        if final:
+            _, after = self.choose_discard(taken, legal, ctx, True)
+            return TAKE_DISCARD if after < self.penalty(hand, wild) else DRAW_STOCK
+        v_now, base, gain = self.hand_value(hand, ctx)
+        _, v_take = self.choose_discard(taken, legal, ctx, False)
+        v_stock = v_now - gain
+        return TAKE_DISCARD if v_take < v_stock + self.take_bias else DRAW_STOCK

@@ -1,0 +1,212 @@
+# noqa: D212, D415
+"""
+# Three Thirteen, single-agent
+
+| Make               | `gymnasium.make("tt_env/ThreeThirteen-v0", opponents=["greedy-v0"])` |
+|--------------------|----------------------------------------------------------------------|
+| Class              | `tt_env.gym_env.ThreeThirteenGymEnv`                                 |
+| Action Space       | `Discrete(54)`                                                       |
+| Observation Space  | `Box(0, high, (107 * N + 80,), float32)`: 294 for 2 players          |
+| Action mask        | `env.action_masks()` (sb3-contrib's MaskablePPO) and `info["action_mask"]` |
+| Import             | `import tt_env` registers the id                                     |
+
+The learner holds one seat of a Three Thirteen game (the PettingZoo AEC environment
+`tt_env.three_thirteen_v0.raw_env`, whose docstring documents the rules, the observation
+layout and the rewards); the other seats are played by agents (`tt_env.agents`: a registry
+name such as `"greedy-v0"`, a checkpoint path, or any object with
+`act(observation, action_mask, rng)`). Each `step` plays one action of the learner, then lets
+the opponents play until it is the learner's turn again or the game ends.
+
+## Arguments
+
+``` python
+gymnasium.make("tt_env/ThreeThirteen-v0", opponents=("greedy-v0",), seat=0,
+               illegal_action="terminate", reward_mode="relative", render_mode=None,
+               num_players=None, **rule_options)
+```
+
+| argument | meaning |
+|---|---|
+| `opponents` | agents for the other seats, in seat order from the learner's left; one agent is repeated for every other seat; the player count is `len(opponents) + 1` unless `num_players` says more |
+| `seat` | the learner's seat: an int, `"rotate"` (0, 1, ..., N-1 over successive episodes, back to 0 when `reset` gets a seed) or `"random"` (drawn from the seeded generator at each reset) |
+| `illegal_action` | `"terminate"` or `"raise"` (below) |
+| `reward_mode`, `render_mode`, rule options | those of the AEC environment (`decks`, `aces`, `rounds`, `discard_drawn_discard`, `max_turns_per_round`, `meld_needs_natural`) |
+
+## Observation, actions
+
+The observation is the AEC environment's `"observation"` vector for the learner's seat (its
+layout: `tt_env.observation.layout_table(N)`); the AEC `"action_mask"` (int8, 54) is
+`info["action_mask"]` and `env.action_masks()` (bool). Actions: 0 draws from the stock, 1
+takes the top of the discard pile, `2 + c` discards card `c` (going out when that leaves the
+hand fully melded).
+
+## Rewards
+
+| event | reward |
+|---|---|
+| a step | everything the learner earned in the AEC environment since its previous step (its own action and the opponents' that followed), per `reward_mode` |
+| illegal action, `illegal_action="terminate"` | `ILLEGAL_ACTION_REWARD = -1.0`, and the episode ends (`terminated=True`, `info["illegal_action"] = True`); the game is abandoned |
+| illegal action, `illegal_action="raise"` | `ValueError` naming the legal actions (use it to catch masking bugs) |
+
+An action outside `0..53` counts as illegal. The AEC environment's event infos for the
+learner since its previous step (`went_out`, `round_points`, `round_number`, `final_scores`)
+are passed on in `info`, with `seat` (the learner's seat this episode). With Gymnasium's
+vector envs (autoreset on the next step), a finished episode's last `info["action_mask"]` is
+all zeros: the action of the step that resets it is ignored.
+
+## Episode end
+
+The episode is the whole game: `terminated=True` after the last round is scored (or after an
+illegal action under `"terminate"`); it is never truncated.
+
+## Seeding
+
+`reset(seed=s)` seeds the environment's generator, from which each game's deal and the
+opponents' random generator are drawn, so a seeded episode replays exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from .agents import Agent, make_agent
+from .engine.game import NUM_ACTIONS
+from .three_thirteen_v0 import ILLEGAL_ACTION_REWARD, raw_env
+
+ILLEGAL_ACTION_MODES = ("terminate", "raise")
+_INFO_KEYS = ("went_out", "round_points", "round_number", "final_scores")
+
+
+class ThreeThirteenGymEnv(gymnasium.Env):
+    """One learner against scripted or learned opponents; the module docstring documents it."""
+
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
+
+    def __init__(self, opponents: Sequence[str | Agent] | str | Agent = ("greedy-v0",), seat: int | str = 0,
+                 illegal_action: str = "terminate", reward_mode: str = "relative",
+                 render_mode: str | None = None, num_players: int | None = None,
+                 **rule_options: Any) -> None:
+        if isinstance(opponents, str) or hasattr(opponents, "act"):
+            opponents = [opponents]  # type: ignore[list-item]
+        opponents = list(opponents)  # type: ignore[arg-type]
+        if not opponents:
+            raise ValueError("opponents=[] is not allowed: give at least one agent (a registry name, "
+                             "a checkpoint path or an agent object)")
+        n = num_players if num_players is not None else len(opponents) + 1
+        if len(opponents) not in (1, n - 1):
+            raise ValueError(f"{len(opponents)} opponents do not fit num_players={n}: give 1 (repeated) "
+                             f"or {n - 1} opponents")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action={illegal_action!r} is not allowed: use one of "
+                             f"{list(ILLEGAL_ACTION_MODES)}")
+        if not (seat in ("rotate", "random") or (isinstance(seat, int) and 0 <= seat < n)):
+            raise ValueError(f"seat={seat!r} is not allowed: use an int 0..{n - 1}, 'rotate' or 'random'")
+        self.aec = raw_env(num_players=n, reward_mode=reward_mode, render_mode=render_mode, **rule_options)
+        self.rules = self.aec.rules
+        if len(opponents) == 1:
+            opponents = opponents * (n - 1)
+        self.opponents: list[Agent] = [make_agent(o, self.rules) for o in opponents]
+        self.seat_mode = seat
+        self.illegal_action = illegal_action
+        self.render_mode = render_mode
+        self.observation_space = self.aec.observation_spaces["player_0"]["observation"]
+        self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
+        self.seat = seat if isinstance(seat, int) else 0
+        self._episodes = 0
+        self._agent = f"player_{self.seat}"
+        self._opponent_of_seat: dict[int, Agent] = {}
+        self._opponent_rng = np.random.default_rng()
+        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._done = True
+        self._pending = 0.0
+
+    # ------------------------------------------------------------------ API
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        n = self.rules.num_players
+        if seed is not None:
+            self._episodes = 0
+        if self.seat_mode == "rotate":
+            self.seat = self._episodes % n
+        elif self.seat_mode == "random":
+            self.seat = int(self.np_random.integers(n))
+        self._episodes += 1
+        self._agent = f"player_{self.seat}"
+        self._opponent_of_seat = {(self.seat + k) % n: self.opponents[k - 1] for k in range(1, n)}
+        self.aec.reset(seed=int(self.np_random.integers(2**63)))
+        self._opponent_rng = np.random.default_rng(int(self.np_random.integers(2**63)))
+        self._done = False
+        # rewards earned before the learner's first move (only possible with tiny turn limits)
+        self._pending, info = self._play_opponents()
+        obs, info = self._observe(info)
+        return obs, info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self._done:
+            raise RuntimeError("step() called on a finished episode: call reset() first")
+        try:
+            a = int(action)
+        except (TypeError, ValueError):
+            a = -1
+        if not (0 <= a < NUM_ACTIONS and self._mask[a]):
+            if self.illegal_action == "raise":
+                raise ValueError(f"illegal action {action!r}: legal actions are "
+                                 f"{np.flatnonzero(self._mask).tolist()}")
+            self._done = True
+            obs, info = self._observe({"illegal_action": True})
+            return obs, ILLEGAL_ACTION_REWARD, True, False, info
+        aec = self.aec
+        aec.step(a)
+        reward = float(aec.rewards[self._agent]) + self._pending
+        self._pending = 0.0
+        info = self._event_info({})
+        more, info = self._play_opponents(info)
+        reward += more
+        self._done = aec.game_state.game_over
+        obs, info = self._observe(info)
+        return obs, reward, self._done, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean mask of the learner's legal actions (all False once the episode is over)."""
+        return self._mask.astype(bool)
+
+    def render(self) -> str | np.ndarray | None:
+        return self.aec.render()
+
+    def close(self) -> None:
+        self.aec.close()
+
+    # ------------------------------------------------------------------ internals
+    def _play_opponents(self, info: dict | None = None) -> tuple[float, dict]:
+        """Let the other seats act until the learner is to move or the game is over."""
+        aec, state = self.aec, self.aec.game_state
+        info = {} if info is None else info
+        reward = 0.0
+        while not state.game_over and state.current_player != self.seat:
+            agent = aec.agent_selection
+            seen = aec.observe(agent)
+            opponent = self._opponent_of_seat[state.current_player]
+            aec.step(int(opponent.act(seen["observation"], seen["action_mask"], self._opponent_rng)))
+            reward += float(aec.rewards[self._agent])
+            self._event_info(info)
+        return reward, info
+
+    def _event_info(self, info: dict) -> dict:
+        """Copy the learner's event infos (went_out, round points, final scores) of the last AEC step."""
+        src = self.aec.infos.get(self._agent)
+        if src:
+            for key in _INFO_KEYS:
+                if key in src:
+                    info[key] = src[key]
+        return info
+
+    def _observe(self, info: dict) -> tuple[np.ndarray, dict]:
+        seen = self.aec.observe(self._agent)
+        self._mask = seen["action_mask"] if not self._done else np.zeros(NUM_ACTIONS, dtype=np.int8)
+        info["action_mask"] = self._mask
+        info["seat"] = self.seat
+        return seen["observation"], info
