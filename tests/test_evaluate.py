@@ -181,3 +181,20 @@ def test_bad_input_names_the_problem(argv: list[str], match: str, capsys) -> Non
 def test_agent_objects_need_one_worker() -> None:
     with pytest.raises(ValueError, match="workers=1"):
         run_deals([GreedyAgent(SHORT), "random-v0"], SHORT, 2, seed=0, workers=2)
+
+
+def test_saved_games_replay_to_the_evaluated_scores(tmp_path) -> None:
+    """``--save-games`` writes one record per game; each replays to the scores the evaluator saw."""
+    from tt_env.records import load_record, replay_final
+
+    from training.evaluate import main
+
+    out = tmp_path / "games"
+    report = main(["greedy-v0", "random-v0", "--games", "2", "--seed", "3", "--rounds", "1,2",
+                   "--quiet", "--save-games", str(out)])
+    files = sorted(out.glob("*.json"))
+    assert len(files) == report["games"] * 2
+    for path in files:
+        record = load_record(path)
+        env = replay_final(record)
+        assert list(env.game_state.scores) == list(record.final_scores)

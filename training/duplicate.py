@@ -45,6 +45,8 @@ class GameRecord:
     """Decisions each agent made."""
     think_seconds: list[float]
     """Time each agent spent in ``act``."""
+    actions: bytes = b""
+    """Every action id in order (0..53 fit a byte), for replayable records (``tt_env.records``)."""
 
 
 def seat_of(agent_index: int, rotation: int, num_agents: int) -> int:
@@ -67,6 +69,7 @@ def play_game(agents: Sequence[Agent], rules: Rules, seed: int, deal: int, rotat
     state = game.new_game(rules, deal_rng)
     moves = [0] * n
     think = [0.0] * n
+    actions: list[int] = []
     steps = 0
     while not state.game_over:
         seat = state.current_player
@@ -80,6 +83,7 @@ def play_game(agents: Sequence[Agent], rules: Rules, seed: int, deal: int, rotat
         if not mask[action]:
             raise RuntimeError(f"agent {getattr(agents[i], 'name', agents[i])!r} chose illegal action "
                                f"{action} at {state.describe()}")
+        actions.append(int(action))
         if action == game.DRAW_STOCK and not state.stock:
             # the reshuffle draws from its own stream, so the deals of later rounds stay the same
             state.rng = shuffle_rng
@@ -93,7 +97,7 @@ def play_game(agents: Sequence[Agent], rules: Rules, seed: int, deal: int, rotat
     winners = sum(s == low for s in scores)
     shares = [1.0 / winners if s == low else 0.0 for s in scores]
     turns = sum(r.turns for r in state.round_results)
-    return GameRecord(deal, rotation, seats, scores, shares, turns, moves, think)
+    return GameRecord(deal, rotation, seats, scores, shares, turns, moves, think, bytes(actions))
 
 
 def play_deal(agents: Sequence[Agent], rules: Rules, seed: int, deal: int) -> list[GameRecord]:

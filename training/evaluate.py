@@ -42,7 +42,7 @@ from collections.abc import Sequence
 
 from tt_env.engine.rules import ACES_OPTIONS, Rules
 
-from .duplicate import run_deals
+from .duplicate import GameRecord, run_deals
 from .eval_stats import CI_METHOD, score_lists, summarize
 
 FORMAT = "three-thirteen-evaluation/1"
@@ -163,6 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", metavar="PATH", help="write the report as JSON to PATH")
     parser.add_argument("--plot", metavar="PATH", help="write a PNG of the score distributions to PATH")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--save-games", metavar="DIR",
+                        help="save every game as a replayable record (python -m tt_env.replay)")
     rules = parser.add_argument_group("rule options (README, 'Options')")
     rules.add_argument("--decks", default="auto", help="'auto' or a number of decks")
     rules.add_argument("--aces", default="low", choices=ACES_OPTIONS)
@@ -191,7 +193,27 @@ def main(argv: Sequence[str] | None = None) -> dict:
             fh.write("\n")
     if args.plot:
         plot_scores(deals, [a["name"] for a in report["agents"]], args.plot)
+    if args.save_games:
+        count = save_games(deals, args.agents, rules, args.seed, args.save_games)
+        print(f"saved {count} game records to {args.save_games}")
     return report
+
+
+def save_games(deals: Sequence[Sequence[GameRecord]], specs: Sequence[str], rules: Rules, seed: int,
+               directory: str) -> int:
+    """Write each game as ``DIR/dealNNNNN-rotR.json`` in the format of ``tt_env.records``."""
+    from tt_env.records import record_from_game, save_record
+
+    os.makedirs(directory, exist_ok=True)
+    count = 0
+    for deal in deals:
+        for g in deal:
+            by_seat = sorted(range(len(specs)), key=lambda i: g.seats[i])  # agent index at each seat
+            record = record_from_game(rules, [seed, g.deal, 0], [specs[i] for i in by_seat], list(g.actions),
+                                      [g.scores[i] for i in by_seat], reshuffle_seed=[seed, g.deal, 1])
+            save_record(record, os.path.join(directory, f"deal{g.deal:05d}-rot{g.rotation}.json"))
+            count += 1
+    return count
 
 
 if __name__ == "__main__":
