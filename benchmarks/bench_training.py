@@ -1,0 +1,155 @@
+"""Training throughput: our two training scripts next to sb3-contrib MaskablePPO on RLCard gin rummy.
+
+    python benchmarks/bench_training.py                      # ~3 x (3 contenders x 20000 steps)
+    python benchmarks/bench_training.py --steps 10000 --repeats 3
+
+Contenders, run round-robin inside each repetition (so load from other jobs hits them alike):
+
+* ``selfplay``: ``training/selfplay.py`` with ``configs/selfplay_default.yaml``;
+* ``train_sb3``: ``training/train_sb3.py`` with ``configs/sb3_default.yaml`` (SubprocVecEnv);
+* ``rlcard_gin_maskableppo``: sb3-contrib ``MaskablePPO("MlpPolicy", env)`` with its default
+  hyper-parameters on one minimal masked Gymnasium wrapper of ``rlcard.make("gin-rummy")``
+  (the learner is player 0; a uniformly random legal opponent plays player 1 inside ``step``).
+
+A rate is **learner environment steps per second of training** (collection and updates;
+the evaluations of our scripts are excluded; a learner step includes the opponent moves
+that follow it, for every contender). Each contender's own CPU time is not separable
+(subprocesses), so only wall time is reported: quote the medians and the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import fmt_rate, print_header, print_table, summarize  # noqa: E402
+
+
+class GinRummyMasked(gymnasium.Env):
+    """RLCard gin rummy for one learner (player 0) against a random legal opponent, with masks."""
+
+    def __init__(self, seed: int = 0) -> None:
+        import rlcard
+
+        self.env = rlcard.make("gin-rummy", config={"seed": seed})
+        self.n_actions = self.env.num_actions
+        shape = int(np.prod(self.env.state_shape[0]))
+        self.observation_space = gymnasium.spaces.Box(0.0, 1.0, (shape,), np.float32)
+        self.action_space = gymnasium.spaces.Discrete(self.n_actions)
+        self.rng = np.random.default_rng(seed)
+        self.state: dict = {}
+
+    def _opponents(self, state: dict, pid: int) -> tuple[dict, int]:
+        while pid != 0 and not self.env.is_over():
+            legal = list(state["legal_actions"])
+            state, pid = self.env.step(legal[int(self.rng.integers(len(legal)))])
+        return state, pid
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        state, pid = self._opponents(*self.env.reset())
+        self.state = state
+        return state["obs"].reshape(-1).astype(np.float32), {}
+
+    def step(self, action: int):
+        state, pid = self._opponents(*self.env.step(int(action)))
+        self.state = state
+        done = self.env.is_over()
+        reward = float(self.env.get_payoffs()[0]) if done else 0.0
+        return state["obs"].reshape(-1).astype(np.float32), reward, done, False, {}
+
+    def action_masks(self) -> np.ndarray:
+        mask = np.zeros(self.n_actions, dtype=bool)
+        mask[list(self.state["legal_actions"])] = True
+        return mask
+
+
+def bench_rlcard(steps: int, seed: int) -> float:
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO("MlpPolicy", GinRummyMasked(seed), seed=seed, verbose=0)
+    start = time.perf_counter()
+    model.learn(total_timesteps=steps)
+    return model.num_timesteps / (time.perf_counter() - start)
+
+
+def bench_selfplay(steps: int, seed: int, tmp: str) -> float:
+    from training.config import SelfPlayConfig, load_config
+    from training.selfplay import train
+
+    cfg = load_config(SelfPlayConfig, ROOT / "configs" / "selfplay_default.yaml",
+                      [f"total_steps={steps}", f"seed={seed}", f"run_dir={tmp}", "name=bench_selfplay",
+                       "eval_deals=1", "eval_opponents=[greedy-v0]", "eval_every=0", "progress=false"])
+    return float(train(cfg).learn_sps)
+
+
+def bench_sb3(steps: int, seed: int, tmp: str) -> float:
+    from training.config import SB3Config, load_config
+    from training.train_sb3 import train
+
+    cfg = load_config(SB3Config, ROOT / "configs" / "sb3_default.yaml",
+                      [f"total_steps={steps}", f"seed={seed}", f"run_dir={tmp}", "name=bench_sb3",
+                       "eval_deals=1", "eval_opponents=[greedy-v0]", "eval_every=0", "progress=false"])
+    return float(train(cfg).learn_sps)
+
+
+def main(argv: list[str] | None = None) -> dict[str, list[float]]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=20000, help="learner steps per contender and repetition")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--contenders", default="selfplay,train_sb3,rlcard",
+                        help="comma-separated subset of selfplay, train_sb3, rlcard")
+    args = parser.parse_args(argv)
+    names = [c.strip() for c in args.contenders.split(",") if c.strip()]
+    allowed = ("selfplay", "train_sb3", "rlcard")
+    bad = [c for c in names if c not in allowed]
+    if bad or args.steps < 1 or args.repeats < 1:
+        parser.error(f"--contenders must be a subset of {list(allowed)}; --steps and --repeats >= 1")
+    print_header("Training throughput: learner env steps/s during learning", vars(args))
+    labels = {"selfplay": "ours: training/selfplay.py (selfplay_default.yaml)",
+              "train_sb3": "ours: training/train_sb3.py (sb3_default.yaml)",
+              "rlcard": "sb3-contrib MaskablePPO, RLCard gin-rummy vs random"}
+    rates: dict[str, list[float]] = {n: [] for n in names}
+    with tempfile.TemporaryDirectory() as tmp:
+        for rep in range(args.repeats):
+            for name in names:
+                seed = args.seed + rep
+                with contextlib.redirect_stdout(io.StringIO()):  # the scripts' own reports
+                    if name == "rlcard":
+                        rate = bench_rlcard(args.steps, seed)
+                    elif name == "selfplay":
+                        rate = bench_selfplay(args.steps, seed, tmp)
+                    else:
+                        rate = bench_sb3(args.steps, seed, tmp)
+                rates[name].append(rate)
+                print(f"rep {rep + 1}/{args.repeats}  {labels[name]:<55} {fmt_rate(rate):>8} steps/s", flush=True)
+    print()
+    rows = []
+    for name in names:
+        med, lo, hi = summarize(rates[name])
+        rows.append([labels[name], fmt_rate(med), fmt_rate(lo), fmt_rate(hi)])
+    print_table(["contender", "median steps/s", "min", "max"], rows)
+    if "rlcard" in names:
+        base = summarize(rates["rlcard"])[0]
+        print()
+        for name in names:
+            if name != "rlcard":
+                print(f"{name} / rlcard MaskablePPO: {summarize(rates[name])[0] / base:.2f}x")
+    return rates
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,259 @@
+"""Policy-value networks: ``(observation, action_mask) -> masked action distribution, value``.
+
+Two architectures, both usable for any player count (the observation layout is
+``tt_env.observation``, 107 * N + 80 floats):
+
+* :class:`MLPPolicy`: separate actor and critic MLPs (Tanh) on the flat observation. Its
+  ``state_dict`` keys (``actor.0.weight`` ... ``critic.4.bias``) match SB3's
+  ``MlpPolicy`` layers, and the RLlib module (``training/rllib_masking.py``) wraps it directly.
+* :class:`CardNet`: uses the card structure. Every 52-card block of the observation becomes
+  a suit-by-rank ``(4, 13)`` plane; convolutions along the rank axis see runs, means over the
+  suit axis see sets, and the discard logits come out per card from the same weights, so
+  what it learns about one card carries over to the others. Optional meld-solver features
+  (:mod:`models.features`) add the exact penalty left by each discard; with them, two learned
+  direct paths (weights started at 1) make a discard less likely by one logit per
+  ``PRIOR_UNIT`` points it leaves over the best discard, and taking the top discard more likely
+  by one logit per ``PRIOR_UNIT`` points it saves, so training starts from a soft one-step
+  greedy player and learns what that misses (draw odds, the opponent's needs, the score).
+
+The interface is CleanRL's ``get_action_and_value(obs, mask, action=None) -> (action,
+logprob, entropy, value)``; the mask lives in :class:`MaskedCategorical`. ``obs`` may be the
+raw observation or, to compute the solver features once per step during training, the
+output of :meth:`PolicyValueNet.preprocess`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from .distributions import MaskedCategorical
+from .features import (NUM_SOLVER_PLANES, NUM_SOLVER_SCALARS, PENALTY_SCALE, VALUE_PLANE, card_blocks,
+                       solver_features, split_observation)
+
+NUM_ACTIONS = 54
+PRIOR_UNIT = 5.0
+"""Points of penalty per unit of logit on CardNet's direct solver paths, at their initial weight."""
+
+
+def observation_size(num_players: int) -> int:
+    """Length of the observation for ``num_players`` (layout version 1: 107 * N + 80)."""
+    return 107 * num_players + 80
+
+
+def layer_init(layer: nn.Module, std: float = 2 ** 0.5, bias: float = 0.0) -> nn.Module:
+    """Orthogonal weights with gain ``std`` and constant bias (CleanRL)."""
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.constant_(layer.bias, bias)
+    return layer
+
+
+class PolicyValueNet(nn.Module):
+    """Base class: input handling, the masked distribution and the rebuild config."""
+
+    obs_size: int
+    input_size: int
+
+    def __init__(self, num_players: int) -> None:
+        super().__init__()
+        if not isinstance(num_players, int) or not 2 <= num_players <= 8:
+            raise ValueError(f"num_players={num_players!r} is not allowed: use an int from 2 to 8")
+        self.num_players = num_players
+        self.obs_size = observation_size(num_players)
+        self.input_size = self.obs_size
+        self.num_actions = NUM_ACTIONS
+
+    # -- to implement ------------------------------------------------------------------------
+    def logits_and_value(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Unmasked logits ``(B, 54)`` and values ``(B,)`` of preprocessed inputs."""
+        raise NotImplementedError
+
+    def config(self) -> dict[str, Any]:
+        """Constructor keyword arguments that rebuild this network."""
+        raise NotImplementedError
+
+    # -- shared ------------------------------------------------------------------------------
+    def preprocess(self, obs: np.ndarray) -> np.ndarray:
+        """Network input for a batch of raw observations (``(B, obs_size)`` float32)."""
+        return np.asarray(obs, dtype=np.float32).reshape(-1, self.obs_size)
+
+    def as_input(self, obs: np.ndarray | torch.Tensor) -> torch.Tensor:
+        """A float tensor ``(B, input_size)`` from raw observations or preprocessed inputs."""
+        device = next(self.parameters()).device
+        if isinstance(obs, torch.Tensor):
+            if obs.dim() == 1:
+                obs = obs.unsqueeze(0)
+            if obs.shape[-1] == self.input_size:
+                return obs.to(device=device, dtype=torch.float32)
+            obs = obs.detach().cpu().numpy()
+        arr = np.asarray(obs, dtype=np.float32)
+        if arr.ndim == 1:
+            arr = arr[None]
+        if arr.shape[-1] == self.obs_size:
+            arr = self.preprocess(arr)
+        elif arr.shape[-1] != self.input_size:
+            raise ValueError(f"observation of length {arr.shape[-1]} does not fit this network: it takes "
+                             f"{self.num_players}-player observations of length {self.obs_size}")
+        return torch.as_tensor(arr, device=device)
+
+    def forward(self, obs: np.ndarray | torch.Tensor, mask: np.ndarray | torch.Tensor
+                ) -> tuple[MaskedCategorical, torch.Tensor]:
+        """The masked action distribution and the value of each observation."""
+        logits, value = self.logits_and_value(self.as_input(obs))
+        mask_t = torch.as_tensor(np.asarray(mask) if not isinstance(mask, torch.Tensor) else mask,
+                                 device=logits.device).reshape(logits.shape)
+        return MaskedCategorical(logits, mask_t), value
+
+    def get_value(self, obs: np.ndarray | torch.Tensor) -> torch.Tensor:
+        return self.logits_and_value(self.as_input(obs))[1]
+
+    def get_action_and_value(self, obs: np.ndarray | torch.Tensor, mask: np.ndarray | torch.Tensor,
+                             action: torch.Tensor | None = None, *, deterministic: bool = False,
+                             generator: torch.Generator | None = None
+                             ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(action, logprob, entropy, value)``; samples (or takes the mode) when ``action`` is None."""
+        dist, value = self(obs, mask)
+        if action is None:
+            action = dist.mode() if deterministic else dist.sample(generator)
+        return action, dist.log_prob(action), dist.entropy(), value
+
+
+def _mlp(n_in: int, hidden: Sequence[int], n_out: int, out_std: float) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for h in hidden:
+        layers += [layer_init(nn.Linear(n_in, h)), nn.Tanh()]
+        n_in = h
+    layers.append(layer_init(nn.Linear(n_in, n_out), std=out_std))
+    return nn.Sequential(*layers)
+
+
+class MLPPolicy(PolicyValueNet):
+    """Separate actor and critic MLPs (Tanh) on the flat observation."""
+
+    def __init__(self, num_players: int = 2, hidden_sizes: Sequence[int] = (256, 256)) -> None:
+        super().__init__(num_players)
+        self.hidden_sizes = [int(h) for h in hidden_sizes]
+        if not self.hidden_sizes or min(self.hidden_sizes) < 1:
+            raise ValueError(f"hidden_sizes={list(hidden_sizes)!r} is not allowed: use a non-empty list of "
+                             f"positive ints")
+        self.actor = _mlp(self.obs_size, self.hidden_sizes, NUM_ACTIONS, out_std=0.01)
+        self.critic = _mlp(self.obs_size, self.hidden_sizes, 1, out_std=1.0)
+
+    def logits_and_value(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.actor(x), self.critic(x).squeeze(-1)
+
+    def config(self) -> dict[str, Any]:
+        return {"num_players": self.num_players, "hidden_sizes": list(self.hidden_sizes)}
+
+
+class _CardBlock(nn.Module):
+    """Residual block: convolution along ranks (runs) + mixing of the suit mean (sets)."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.run = layer_init(nn.Conv2d(channels, channels, (1, 5), padding=(0, 2)))
+        self.set = layer_init(nn.Conv2d(channels, channels, 1))
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return h + torch.relu(self.run(h) + self.set(h.mean(dim=2, keepdim=True)))
+
+
+class CardNet(PolicyValueNet):
+    """Suit-by-rank convolutional policy-value net with per-card discard logits."""
+
+    def __init__(self, num_players: int = 2, channels: int = 32, blocks: int = 0, hidden: int = 64,
+                 solver_features: bool = True, aces_high: bool = False,
+                 meld_needs_natural: bool = False) -> None:
+        super().__init__(num_players)
+        for name, value in (("channels", channels), ("blocks", blocks), ("hidden", hidden)):
+            if not isinstance(value, int) or value < (0 if name == "blocks" else 1):
+                raise ValueError(f"{name}={value!r} is not allowed: use a positive int")
+        self.channels, self.blocks, self.hidden = channels, blocks, hidden
+        self.solver_features = bool(solver_features)
+        self.aces_high, self.meld_needs_natural = bool(aces_high), bool(meld_needs_natural)
+        k = card_blocks(num_players)
+        self.num_globals = self.obs_size - 52 * k
+        extra_planes = NUM_SOLVER_PLANES if self.solver_features else 0
+        extra_scalars = NUM_SOLVER_SCALARS if self.solver_features else 0
+        if self.solver_features:
+            self.input_size = self.obs_size + 52 * NUM_SOLVER_PLANES + NUM_SOLVER_SCALARS
+        self.in_planes = k + 2 + extra_planes  # blocks, wild-rank plane, card-value plane, solver
+        g = self.num_globals + extra_scalars
+        self.register_buffer("value_plane", torch.as_tensor(VALUE_PLANE).view(1, 1, 4, 13), persistent=False)
+        self.embed = layer_init(nn.Conv2d(self.in_planes, channels, (1, 5), padding=(0, 2)))
+        self.embed_set = layer_init(nn.Conv2d(self.in_planes, channels, 1))
+        self.rank_bias = nn.Parameter(torch.zeros(1, channels, 1, 13))
+        self.glob = layer_init(nn.Linear(g, channels))
+        self.trunk = nn.Sequential(*[_CardBlock(channels) for _ in range(blocks)])
+        self.mix = layer_init(nn.Conv2d(channels, channels, 1))  # per-card layer, cheap next to the blocks
+        self.card_head = layer_init(nn.Conv2d(channels + self.in_planes, 1, 1), std=0.01)
+        self.draw_head = nn.Sequential(layer_init(nn.Linear(2 * channels + g, hidden)), nn.ReLU(),
+                                       layer_init(nn.Linear(hidden, 2), std=0.01))
+        self.value_head = nn.Sequential(layer_init(nn.Linear(2 * channels + g, hidden)), nn.ReLU(),
+                                        layer_init(nn.Linear(hidden, 1), std=1.0))
+        if self.solver_features:
+            # learned weights of two direct paths, started at 1: the logit of discarding a card falls
+            # with the penalty it leaves (relative to the best discard), and the logit of taking the
+            # discard rises with what taking it saves, both in units of PRIOR_UNIT points
+            self.prior = nn.Parameter(torch.ones(2))
+
+    def preprocess(self, obs: np.ndarray) -> np.ndarray:
+        obs = super().preprocess(obs)
+        if not self.solver_features:
+            return obs
+        planes, scalars = solver_features(obs, self.num_players, self.aces_high, self.meld_needs_natural)
+        return np.concatenate([obs, planes.reshape(len(obs), -1), scalars], axis=1)
+
+    def logits_and_value(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        batch = x.shape[0]
+        obs = x[:, :self.obs_size]
+        planes, glob = split_observation(obs, self.num_players)
+        wild = glob[:, :13]  # the wild-rank one-hot opens the global features
+        parts = [planes, wild.view(batch, 1, 1, 13).expand(batch, 1, 4, 13),
+                 self.value_plane.expand(batch, 1, 4, 13)]
+        if self.solver_features:
+            extra = x[:, self.obs_size:]
+            parts.append(extra[:, :52 * NUM_SOLVER_PLANES].reshape(batch, NUM_SOLVER_PLANES, 4, 13))
+            glob = torch.cat([glob, extra[:, 52 * NUM_SOLVER_PLANES:]], dim=1)
+        inp = torch.cat(parts, dim=1)
+        h = self.embed(inp) + self.embed_set(inp.mean(dim=2, keepdim=True)) + self.rank_bias
+        h = torch.relu(h + self.glob(glob).view(batch, -1, 1, 1))
+        h = self.trunk(h)
+        h = torch.relu(self.mix(h))
+        card_logits = self.card_head(torch.cat([h, inp], dim=1)).view(batch, 52)
+        pooled = torch.cat([h.mean(dim=(2, 3)), h.amax(dim=(2, 3)), glob], dim=1)
+        draw_logits = self.draw_head(pooled)
+        if self.solver_features:
+            scale = PENALTY_SCALE / PRIOR_UNIT
+            relative = extra[:, 52 * (NUM_SOLVER_PLANES - 1):52 * NUM_SOLVER_PLANES]
+            card_logits = card_logits - self.prior[0] * scale * relative
+            saving = extra[:, 52 * NUM_SOLVER_PLANES + 2:52 * NUM_SOLVER_PLANES + 3]
+            draw_logits = draw_logits + torch.cat([torch.zeros_like(saving), self.prior[1] * scale * saving], dim=1)
+        logits = torch.cat([draw_logits, card_logits], dim=1)
+        return logits, self.value_head(pooled).squeeze(-1)
+
+    def config(self) -> dict[str, Any]:
+        return {"num_players": self.num_players, "channels": self.channels, "blocks": self.blocks,
+                "hidden": self.hidden, "solver_features": self.solver_features, "aces_high": self.aces_high,
+                "meld_needs_natural": self.meld_needs_natural}
+
+
+NETWORKS: dict[str, type[PolicyValueNet]] = {"mlp": MLPPolicy, "cardnet": CardNet}
+_CLASS_NAMES = {cls.__name__: name for name, cls in NETWORKS.items()}
+
+
+def build_network(name: str, **kwargs: Any) -> PolicyValueNet:
+    """A network by registry name (``"mlp"``, ``"cardnet"``) or class name, with its keyword arguments."""
+    key = _CLASS_NAMES.get(name, name)
+    if key not in NETWORKS:
+        raise ValueError(f"unknown network {name!r}: use one of {sorted(NETWORKS)}")
+    cls = NETWORKS[key]
+    allowed = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    unknown = sorted(set(kwargs) - set(allowed))
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown} for network {key!r}: allowed are {allowed}")
+    return cls(**kwargs)

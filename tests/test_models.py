@@ -1,0 +1,135 @@
+"""Networks and the masked distribution: masks are absolute, shapes and interfaces hold (issue 4)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from models import MaskedCategorical, build_network
+from models.networks import NUM_ACTIONS, observation_size
+from tt_env import three_thirteen_v0
+from tt_env.observation import get_layout
+
+NETS = [("mlp", {"hidden_sizes": [32, 32]}), ("cardnet", {"channels": 8, "hidden": 16}),
+        ("cardnet", {"channels": 8, "blocks": 1, "hidden": 16, "solver_features": False})]
+
+
+def sample_positions(num_players: int, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and masks of the player to move, from random legal play."""
+    env = three_thirteen_v0.raw_env(num_players=num_players, rounds=(1, 5, 11))
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    obs, masks = [], []
+    while len(obs) < count:
+        if env.game_state.game_over:
+            env.reset()
+        o = env.observe(env.agent_selection)
+        obs.append(o["observation"])
+        masks.append(o["action_mask"])
+        env.step(int(rng.choice(np.flatnonzero(o["action_mask"]))))
+    return np.stack(obs), np.stack(masks)
+
+
+@pytest.mark.parametrize("name,kwargs", NETS)
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_no_mass_on_illegal_actions(name, kwargs, num_players):
+    torch.manual_seed(0)
+    net = build_network(name, num_players=num_players, **kwargs)
+    obs, masks = sample_positions(num_players, 120)
+    # push the logits of illegal actions up: masking must still give them exactly zero
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(torch.randn_like(p) * 0.5)
+    dist, value = net(obs, masks)
+    legal = torch.as_tensor(masks).bool()
+    assert value.shape == (len(obs),)
+    assert torch.all(dist.probs[~legal] == 0)
+    assert torch.allclose(dist.probs.sum(-1), torch.ones(len(obs)), atol=1e-5)
+    gen = torch.Generator().manual_seed(1)
+    for _ in range(20):
+        a = dist.sample(gen)
+        assert legal[torch.arange(len(obs)), a].all()
+    assert legal[torch.arange(len(obs)), dist.mode()].all()
+    assert torch.isfinite(dist.entropy()).all()
+
+
+def test_entropy_ignores_masked_actions():
+    logits = torch.tensor([[5.0, 0.0, 0.0, 100.0], [0.0, 0.0, 0.0, 0.0]])
+    mask = torch.tensor([[0, 1, 1, 0], [1, 1, 1, 1]])
+    dist = MaskedCategorical(logits, mask)
+    assert torch.allclose(dist.entropy(), torch.tensor([np.log(2), np.log(4)], dtype=torch.float32))
+    assert dist.probs[0, 0] == 0 and dist.probs[0, 3] == 0
+    assert torch.allclose(dist.log_prob(torch.tensor([1, 2])), torch.tensor([-np.log(2), -np.log(4)]).float())
+
+
+def test_empty_mask_row_is_an_error():
+    with pytest.raises(ValueError, match="no legal action"):
+        MaskedCategorical(torch.zeros(2, 4), torch.tensor([[1, 0, 0, 0], [0, 0, 0, 0]]))
+
+
+@pytest.mark.parametrize("name,kwargs", NETS)
+def test_get_action_and_value_interface(name, kwargs):
+    net = build_network(name, num_players=2, **kwargs)
+    obs, masks = sample_positions(2, 16)
+    action, logprob, entropy, value = net.get_action_and_value(obs, masks)
+    assert action.shape == logprob.shape == entropy.shape == value.shape == (16,)
+    # a given action is scored, not resampled; raw and preprocessed inputs agree
+    again = net.get_action_and_value(net.preprocess(obs), masks, action)
+    assert torch.equal(again[0], action)
+    assert torch.allclose(again[1], logprob, atol=1e-6)
+    single = net.get_action_and_value(obs[0], masks[0], deterministic=True)
+    assert single[0].shape == (1,)
+    assert net.obs_size == observation_size(2) == get_layout(2).size
+
+
+def test_head_initialisation():
+    mlp = build_network("mlp", num_players=2)
+    assert mlp.actor[-1].weight.norm() < 0.2 and mlp.actor[-1].out_features == NUM_ACTIONS
+    assert 1.0 < mlp.critic[-1].weight.norm() < 1.5 or mlp.critic[-1].weight.numel() == 256
+    card = build_network("cardnet", num_players=2)
+    assert card.card_head.weight.abs().max() < 0.05
+
+
+def test_wrong_observation_length_is_an_error():
+    net = build_network("mlp", num_players=2, hidden_sizes=[8])
+    obs, masks = sample_positions(3, 2)
+    with pytest.raises(ValueError, match="2-player observations of length 294"):
+        net(obs, np.zeros((2, NUM_ACTIONS)))
+
+
+def test_bad_network_options():
+    with pytest.raises(ValueError, match="unknown network 'cnn'"):
+        build_network("cnn", num_players=2)
+    with pytest.raises(ValueError, match="unknown option"):
+        build_network("mlp", num_players=2, width=3)
+    with pytest.raises(ValueError, match="num_players=9"):
+        build_network("mlp", num_players=9)
+
+
+def test_models_import_no_env_or_training_code():
+    code = ("import sys, models, models.checkpoint; "
+            "bad = [m for m in sys.modules if m.startswith(('training', 'tt_env.three_thirteen_v0', "
+            "'tt_env.gym_env', 'stable_baselines3', 'sb3_contrib', 'ray'))]; print(bad); assert not bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_solver_features_match_the_greedy_arithmetic():
+    from models.features import PENALTY_SCALE, solver_features
+    from tt_env.engine.melds import least_penalty
+
+    obs, masks = sample_positions(2, 60, seed=3)
+    planes, scalars = solver_features(obs, 2)
+    lay = get_layout(2)
+    for i in range(len(obs)):
+        if obs[i, lay.phase] > 0.5:
+            continue  # discard phase: the plane is the penalty left by each discard
+        hand = np.flatnonzero(obs[i, :52]).tolist()
+        wild = int(obs[i, lay.wild_rank:lay.wild_rank + 13].argmax()) + 1
+        for c in hand:
+            rest = [x for x in hand if x != c]
+            assert planes[i, 1, c] * PENALTY_SCALE == pytest.approx(least_penalty(rest, wild))
+        assert scalars[i, 0] * PENALTY_SCALE == pytest.approx(least_penalty(hand, wild))

@@ -1,0 +1,271 @@
+"""Typed run configurations loaded from YAML, with ``--set key=value`` overrides.
+
+A config file's keys are exactly the field names of the script's dataclass
+(:class:`SelfPlayConfig` or :class:`SB3Config`); an unknown key or a value of the wrong type
+or range is rejected, naming the allowed keys or values, before anything trains. Nested
+keys (``rules.rounds``, ``network_kwargs.channels``) reach into the dict-valued fields.
+Values given to ``--set`` are parsed as YAML (``--set rules.rounds=[11]`` gives a list; an
+int field rejects ``2e5``: write ``200000``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from tt_env.engine.rules import Rules
+
+C = TypeVar("C", bound="BaseConfig")
+
+
+class ConfigError(ValueError):
+    """A config file or override is invalid; the message names the key and the allowed values."""
+
+
+@dataclass
+class BaseConfig:
+    """Fields shared by both training scripts."""
+
+    name: str = "run"
+    """Run name: everything is written under ``<run_dir>/<name>/``."""
+    run_dir: str = "runs"
+    seed: int = 1
+    num_players: int = 2
+    rules: dict = field(default_factory=dict)
+    """Rule options for training games (e.g. ``rounds: [9, 10, 11]``); evaluation plays full games."""
+    reward_mode: str = "relative"
+    total_steps: int = 200_000
+    """Learner environment steps (decisions) to train for."""
+    num_envs: int = 8
+    learning_rate: float = 3e-4
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    ent_coef: float = 0.01
+    eval_every: int = 50_000
+    """Learner steps between evaluations (0: only at the end)."""
+    eval_deals: int = 50
+    """Duplicate deals per evaluation opponent (each deal is played once per seating)."""
+    eval_opponents: list = field(default_factory=lambda: ["random-v0", "greedy-v0"])
+    torch_threads: int = 1
+    progress: bool = True
+
+    def validate(self) -> None:
+        """Raise :class:`ConfigError` for a value out of range."""
+        _check(self.name and "/" not in self.name, "name", self.name, "a non-empty name without '/'")
+        _check(2 <= self.num_players <= 8, "num_players", self.num_players, "an int from 2 to 8")
+        _check(self.reward_mode in ("relative", "penalty", "win"), "reward_mode", self.reward_mode,
+               "one of ['relative', 'penalty', 'win']")
+        for key in ("total_steps", "num_envs", "torch_threads", "eval_deals"):
+            _check(getattr(self, key) >= 1, key, getattr(self, key), "an int >= 1")
+        _check(self.eval_every >= 0, "eval_every", self.eval_every, "an int >= 0")
+        _check(self.learning_rate > 0, "learning_rate", self.learning_rate, "a float > 0")
+        _check(0 < self.gamma <= 1, "gamma", self.gamma, "a float in (0, 1]")
+        _check(0 <= self.gae_lambda <= 1, "gae_lambda", self.gae_lambda, "a float in [0, 1]")
+        _check(self.ent_coef >= 0, "ent_coef", self.ent_coef, "a float >= 0")
+        try:
+            self.train_rules()
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"rules: {exc}") from None
+        from tt_env.agents import list_agents
+
+        known = list_agents()
+        for name in self.eval_opponents:
+            _check(name in known, "eval_opponents", name, f"registered agents {known}")
+
+    def train_rules(self) -> Rules:
+        """Rules of the training games."""
+        options = dict(self.rules)
+        if "num_players" in options:
+            raise ConfigError("rules: set num_players at the top level, not inside rules")
+        if isinstance(options.get("rounds"), list):
+            options["rounds"] = tuple(options["rounds"])
+        return Rules(num_players=self.num_players, **options)
+
+    def eval_rules(self) -> Rules:
+        """Rules of the evaluation games: the training rules over every round."""
+        return dataclasses.replace(self.train_rules(), rounds=tuple(range(1, 12)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class SelfPlayConfig(BaseConfig):
+    """``training/selfplay.py``: our PPO, one network for every seat."""
+
+    name: str = "selfplay"
+    network: str = "cardnet"
+    network_kwargs: dict = field(default_factory=dict)
+    rollout_steps: int = 1024
+    """Learner decisions collected per update (over all envs and seats)."""
+    update_epochs: int = 4
+    num_minibatches: int = 4
+    clip_coef: float = 0.2
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    anneal_lr: bool = True
+    selfplay_prob: float = 0.3
+    """Share of tables where the current network plays every seat."""
+    opponents: list = field(default_factory=lambda: ["greedy-v0", "random-v0"])
+    """Scripted opponents for the other tables (drawn uniformly per seat)."""
+    pool_prob: float = 0.3
+    """Chance that a non-learner seat is a past version from the pool rather than scripted."""
+    pool_size: int = 5
+    snapshot_every: int = 10
+    """Updates between snapshots added to the pool."""
+    init_checkpoint: str | None = None
+    """Start from these weights (a checkpoint of the same network and player count)."""
+
+    def validate(self) -> None:
+        super().validate()
+        from models.networks import NETWORKS
+
+        _check(self.network in NETWORKS, "network", self.network, f"one of {sorted(NETWORKS)}")
+        if "num_players" in self.network_kwargs:
+            raise ConfigError("network_kwargs: set num_players at the top level, not in network_kwargs")
+        try:
+            from models.networks import build_network
+
+            build_network(self.network, num_players=self.num_players, **self.network_kwargs)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"network_kwargs: {exc}") from None
+        for key in ("rollout_steps", "update_epochs", "num_minibatches", "pool_size", "snapshot_every"):
+            _check(getattr(self, key) >= 1, key, getattr(self, key), "an int >= 1")
+        _check(self.rollout_steps >= self.num_minibatches, "rollout_steps", self.rollout_steps,
+               f"at least num_minibatches ({self.num_minibatches})")
+        for key in ("selfplay_prob", "pool_prob"):
+            _check(0 <= getattr(self, key) <= 1, key, getattr(self, key), "a float in [0, 1]")
+        _check(self.clip_coef > 0, "clip_coef", self.clip_coef, "a float > 0")
+        _check(self.selfplay_prob == 1 or self.opponents, "opponents", self.opponents,
+               "a non-empty list of agent names (or selfplay_prob: 1)")
+        from tt_env.agents import list_agents
+
+        known = list_agents()
+        for name in self.opponents:
+            _check(name in known, "opponents", name, f"registered agents {known}")
+        if self.init_checkpoint is not None:
+            _check(Path(self.init_checkpoint).exists(), "init_checkpoint", self.init_checkpoint,
+                   "an existing checkpoint file")
+
+
+@dataclass
+class SB3Config(BaseConfig):
+    """``training/train_sb3.py``: sb3-contrib MaskablePPO against scripted opponents."""
+
+    name: str = "sb3"
+    opponents: list = field(default_factory=lambda: ["greedy-v0"])
+    hidden_sizes: list = field(default_factory=lambda: [128, 128])
+    n_steps: int = 256
+    """Steps per environment per rollout."""
+    batch_size: int = 256
+    n_epochs: int = 4
+    clip_range: float = 0.2
+    vec_env: str = "subproc"
+    """``subproc`` (one process per env) or ``dummy`` (all in this process)."""
+
+    def validate(self) -> None:
+        super().validate()
+        for key in ("n_steps", "batch_size", "n_epochs"):
+            _check(getattr(self, key) >= 1, key, getattr(self, key), "an int >= 1")
+        _check(self.vec_env in ("subproc", "dummy"), "vec_env", self.vec_env, "one of ['subproc', 'dummy']")
+        _check(bool(self.hidden_sizes) and all(isinstance(h, int) and h > 0 for h in self.hidden_sizes),
+               "hidden_sizes", self.hidden_sizes, "a non-empty list of positive ints")
+        from tt_env.agents import list_agents
+
+        known = list_agents()
+        _check(bool(self.opponents), "opponents", self.opponents, "a non-empty list of agent names")
+        for name in self.opponents:
+            _check(name in known, "opponents", name, f"registered agents {known}")
+
+
+# ---------------------------------------------------------------- loading
+def _check(ok: Any, key: str, value: Any, allowed: str) -> None:
+    if not ok:
+        raise ConfigError(f"{key}={value!r} is not allowed: use {allowed}")
+
+
+def _type_ok(value: Any, annotation: Any) -> bool:
+    """Whether ``value`` fits a field annotation (int, float, bool, str, list, dict, X | None)."""
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        return any(_type_ok(value, a) for a in typing.get_args(annotation))
+    if annotation is None or annotation is type(None):
+        return value is None
+    if annotation is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, annotation)
+
+
+def from_dict(cls: type[C], data: dict[str, Any]) -> C:
+    """A validated config of class ``cls`` from plain data; unknown keys and bad types are errors."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"a config must be a mapping of keys to values, got {type(data).__name__}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    hints = typing.get_type_hints(cls)
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ConfigError(f"unknown config key(s) {unknown}: allowed are {sorted(fields)}")
+    data = dict(data)
+    for key, value in data.items():
+        if isinstance(value, str) and hints[key] is float:
+            try:
+                data[key] = value = float(value)  # YAML reads 1e-3 (no dot) as a string
+            except ValueError:
+                pass
+        if not _type_ok(value, hints[key]):
+            raise ConfigError(f"{key}={value!r} has the wrong type: expected {fields[key].type}")
+    values = dict(data)
+    for key in ("learning_rate", "gamma", "gae_lambda", "ent_coef", "clip_coef", "vf_coef", "max_grad_norm",
+                "selfplay_prob", "pool_prob", "clip_range"):
+        if key in values:
+            values[key] = float(values[key])
+    config = cls(**values)
+    config.validate()
+    return config
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """``data`` with each ``key=value`` (value parsed as YAML; ``a.b=v`` sets a nested key) applied."""
+    out = dict(data)
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"override {item!r} is not key=value")
+        key, raw = item.split("=", 1)
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"override {item!r}: the value is not valid YAML ({exc})") from None
+        head, _, rest = key.strip().partition(".")
+        if rest:
+            inner = dict(out.get(head) or {})
+            inner[rest] = value
+            out[head] = inner
+        else:
+            out[head] = value
+    return out
+
+
+def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | None = None) -> C:
+    """Load ``path`` (YAML; None for the defaults), apply ``overrides``, validate."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        path = Path(path)
+        if not path.exists():
+            raise ConfigError(f"config file {str(path)!r} does not exist")
+        loaded = yaml.safe_load(path.read_text())
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"config file {str(path)!r} must hold a mapping of keys to values")
+        data = loaded or {}
+    return from_dict(cls, apply_overrides(data, overrides or []))
+
+
+def dump_config(config: BaseConfig, path: str | Path) -> None:
+    """Write the resolved config as YAML (the run's record of what it trained with)."""
+    Path(path).write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))

@@ -1,0 +1,93 @@
+"""The main job: train a short run with the default config, then evaluate it and ``ppo-2p-v0``.
+
+    python -m training.main_job                 # a few minutes on 2 CPU cores
+    python -m training.main_job --deals 200     # tighter intervals, longer evaluation
+
+1. ``training/selfplay.py`` with ``configs/main_job.yaml`` (progress bar shown), written to
+   ``runs/main_job/``;
+2. duplicate evaluation (``training.evaluate``) of the new agent and of the shipped
+   ``ppo-2p-v0`` against each scripted opponent (``random-v0``, ``greedy-v0``, ``expert-v0``);
+3. a table of the score differences (agent minus opponent, lower is better, 95% interval)
+   and win rates, and where the checkpoint and the learning curve went.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from training.config import SelfPlayConfig, load_config
+from training.evaluate import evaluate
+from training.selfplay import train
+from tt_env.agents import list_agents
+from tt_env.engine.rules import Rules
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "main_job.yaml"
+OPPONENTS = ("random-v0", "greedy-v0", "expert-v0")
+
+
+def evaluation_table(agents: dict[str, str], opponents: tuple[str, ...], deals: int, seed: int,
+                     workers: int) -> list[dict]:
+    """One row per (agent, opponent): mean score difference with its 95% interval, win rate."""
+    rows = []
+    for label, spec in agents.items():
+        for opp in opponents:
+            report, _ = evaluate([spec, opp], deals, seed, Rules(num_players=2), workers=workers, progress=True)
+            pair = next(p for p in report["pairwise"] if p["a"] == spec)
+            agent = report["agents"][0]
+            rows.append({"agent": label, "opponent": opp, "deals": deals, "games": report["games_played"],
+                         "score_diff": pair["mean_score_diff"], "ci95": pair["ci95"],
+                         "win_rate": agent["win_rate"], "win_rate_ci95": agent["win_rate_ci95"]})
+    return rows
+
+
+def print_table(rows: list[dict]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="Duplicate evaluation, 2 players (score: final total, lower is better)",
+                  caption="score diff: agent minus opponent [95% interval]; negative means the agent is better")
+    for col in ("agent", "opponent", "games", "score diff [95% CI]", "win rate [95% CI]"):
+        table.add_column(col, justify="left" if col in ("agent", "opponent") else "right")
+    for r in rows:
+        lo, hi = r["ci95"]
+        wlo, whi = r["win_rate_ci95"]
+        table.add_row(r["agent"], r["opponent"], str(r["games"]), f"{r['score_diff']:+.1f} [{lo:+.1f}, {hi:+.1f}]",
+                      f"{r['win_rate']:.3f} [{wlo:.3f}, {whi:.3f}]")
+    Console().print(table)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="self-play config (default: main_job.yaml)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one config key (repeatable)")
+    parser.add_argument("--deals", type=int, default=30, help="duplicate deals per pairing (default 30)")
+    parser.add_argument("--seed", type=int, default=2024, help="evaluation seed (default 2024)")
+    parser.add_argument("--workers", type=int, default=2, help="evaluation worker processes (default 2)")
+    parser.add_argument("--skip-training", action="store_true", help="evaluate an existing run's final.pt")
+    args = parser.parse_args(argv)
+    cfg = load_config(SelfPlayConfig, args.config, args.overrides)  # rejected here, before training
+    run_path = Path(cfg.run_dir) / cfg.name
+    checkpoint = run_path / "checkpoints" / "final.pt"
+    if not args.skip_training:
+        print(f"== training: {cfg.total_steps} steps of training/selfplay.py ({args.config})")
+        train(cfg)
+    elif not checkpoint.exists():
+        parser.error(f"--skip-training needs an existing {checkpoint}")
+    agents = {f"{cfg.name} (new)": str(checkpoint)}
+    if "ppo-2p-v0" in list_agents():
+        agents["ppo-2p-v0 (shipped)"] = "ppo-2p-v0"
+    print(f"== evaluation: {args.deals} duplicate deals (x2 seatings) per pairing, seed {args.seed}")
+    rows = evaluation_table(agents, OPPONENTS, args.deals, args.seed, args.workers)
+    print_table(rows)
+    (run_path / "main_job_eval.json").write_text(json.dumps(rows, indent=2) + "\n")
+    print(f"checkpoint:     {checkpoint} (+ {checkpoint.with_suffix('.json').name})")
+    print(f"learning curve: {run_path / 'learning_curve.png'}")
+    print(f"TensorBoard:    tensorboard --logdir {run_path / 'tb'}")
+    print(f"this table:     {run_path / 'main_job_eval.json'}")
+
+
+if __name__ == "__main__":
+    main()
