@@ -29,3 +29,11 @@ def test_engine_example_prints_the_documented_result() -> None:
     with contextlib.redirect_stdout(out):
         exec(compile(block, "README:engine-example", "exec"), {})
     assert out.getvalue().strip().splitlines() == expected
+
+
+def test_gymnasium_example_runs() -> None:
+    block = next(b for b in _python_blocks() if "gymnasium.make(" in b)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "README:gym-example", "exec"), {})
+    assert out.getvalue().strip()
