@@ -24,6 +24,7 @@ output of :meth:`PolicyValueNet.preprocess`.
 
 from __future__ import annotations
 
+import abc
 import inspect
 from typing import Any, Sequence
 
@@ -52,7 +53,7 @@ def layer_init(layer: nn.Module, std: float = 2 ** 0.5, bias: float = 0.0) -> nn
     return layer
 
 
-class PolicyValueNet(nn.Module):
+class PolicyValueNet(nn.Module, metaclass=abc.ABCMeta):
     """Base class: input handling, the masked distribution and the rebuild config."""
 
     obs_size: int
@@ -67,14 +68,14 @@ class PolicyValueNet(nn.Module):
         self.input_size = self.obs_size
         self.num_actions = NUM_ACTIONS
 
-    # -- to implement ------------------------------------------------------------------------
+    # -- each network defines these -----------------------------------------------------------
+    @abc.abstractmethod
     def logits_and_value(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Unmasked logits ``(B, 54)`` and values ``(B,)`` of preprocessed inputs."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def config(self) -> dict[str, Any]:
         """Constructor keyword arguments that rebuild this network."""
-        raise NotImplementedError
 
     # -- shared ------------------------------------------------------------------------------
     def preprocess(self, obs: np.ndarray) -> np.ndarray:
