@@ -66,7 +66,8 @@ def play_game(agents: Sequence[Agent], rules: Rules, seed: int, deal: int, rotat
     deal_rng = np.random.default_rng(np.random.SeedSequence([seed, deal, 0]))
     shuffle_rng = np.random.default_rng(np.random.SeedSequence([seed, deal, 1]))
     agent_rngs = [np.random.default_rng(np.random.SeedSequence([seed, deal, 2, rotation, i])) for i in range(n)]
-    state = game.new_game(rules, deal_rng)
+    # reshuffles draw from their own stream, so the deals of later rounds stay the same in every rotation
+    state = game.new_game(rules, deal_rng, shuffle_rng=shuffle_rng)
     moves = [0] * n
     think = [0.0] * n
     actions: list[int] = []
@@ -84,13 +85,7 @@ def play_game(agents: Sequence[Agent], rules: Rules, seed: int, deal: int, rotat
             raise RuntimeError(f"agent {getattr(agents[i], 'name', agents[i])!r} chose illegal action "
                                f"{action} at {state.describe()}")
         actions.append(int(action))
-        if action == game.DRAW_STOCK and not state.stock:
-            # the reshuffle draws from its own stream, so the deals of later rounds stay the same
-            state.rng = shuffle_rng
-            game.apply(state, action)
-            state.rng = deal_rng
-        else:
-            game.apply(state, action)
+        game.apply(state, action)
         steps += 1
     scores = [state.scores[seats[i]] for i in range(n)]
     low = min(scores)

@@ -248,7 +248,8 @@ def replay(record: GameRecord | Mapping[str, Any] | str | Path, *, render_mode: 
     """
     record = _as_record(record)
     env = make_env(record, render_mode=render_mode, reveal_all=reveal_all)
-    reshuffle_rng = None if record.reshuffle_seed is None else np.random.default_rng(_plain(record.reshuffle_seed))
+    if record.reshuffle_seed is not None:  # the reshuffles had a stream of their own (the evaluator's games)
+        env.game_state.shuffle_rng = np.random.default_rng(_plain(record.reshuffle_seed))
     yield 0, env
     for i, action in enumerate(record.actions, start=1):
         state = env.game_state
@@ -261,12 +262,7 @@ def replay(record: GameRecord | Mapping[str, Any] | str | Path, *, render_mode: 
             raise ValueError(f"step {i} of {len(record.actions)}: action {action} ({action_name(action)}) "
                              f"by player_{state.current_player} is illegal at {state.describe()}; "
                              f"legal were {names}")
-        if reshuffle_rng is not None and action == game.DRAW_STOCK and not state.stock:
-            deal_rng, state.rng = state.rng, reshuffle_rng  # this draw reshuffles from its own stream
-            env.step(action)
-            state.rng = deal_rng
-        else:
-            env.step(action)
+        env.step(action)
         yield i, env
     if record.final_scores is not None:
         state = env.game_state

@@ -81,6 +81,9 @@ class GameState:
     discards: list[list[int]] = field(default_factory=list)
     round_results: list[RoundRecord] = field(default_factory=list)
     game_over: bool = False
+    shuffle_rng: np.random.Generator | None = None
+    """Generator of the reshuffles of an empty stock; ``None``: ``rng``. A separate one keeps
+    the deals of later rounds independent of play (duplicate evaluation replays deals)."""
 
     @property
     def wild_rank(self) -> int:
@@ -98,9 +101,11 @@ class GameState:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready snapshot, random generator state included."""
-        out = {k: copy.deepcopy(v) for k, v in self.__dict__.items() if k not in ("rules", "rng", "round_results")}
+        skip = ("rules", "rng", "shuffle_rng", "round_results")
+        out = {k: copy.deepcopy(v) for k, v in self.__dict__.items() if k not in skip}
         out["rules"] = self.rules.to_dict()
         out["rng"] = self.rng.bit_generator.state
+        out["shuffle_rng"] = None if self.shuffle_rng is None else self.shuffle_rng.bit_generator.state
         out["round_results"] = [r.to_dict() for r in self.round_results]
         return out
 
@@ -111,6 +116,10 @@ class GameState:
         rules = Rules.from_dict(values.pop("rules"))
         rng = np.random.default_rng()
         rng.bit_generator.state = values.pop("rng")
+        shuffle_state = values.pop("shuffle_rng", None)
+        if shuffle_state is not None:
+            values["shuffle_rng"] = np.random.default_rng()
+            values["shuffle_rng"].bit_generator.state = shuffle_state
         records = [RoundRecord(**r) for r in values.pop("round_results")]
         values["discard_pile"] = CardList(values["discard_pile"])
         values["discards"] = [CardList(d) for d in values["discards"]]
@@ -124,12 +133,14 @@ class GameState:
                 f"stock {len(self.stock)}; scores {self.scores}")
 
 
-def new_game(rules: Rules, rng: np.random.Generator) -> GameState:
-    """A game at the first turn of its first round; the first dealer is drawn from ``rng``."""
+def new_game(rules: Rules, rng: np.random.Generator, *,
+             shuffle_rng: np.random.Generator | None = None) -> GameState:
+    """A game at the first turn of its first round; the first dealer and the deals come from
+    ``rng``, the reshuffles of an empty stock from ``shuffle_rng`` (default: ``rng`` too)."""
     n = rules.num_players
     state = GameState(rules=rules, rng=rng, hands=[[] for _ in range(n)], stock=[], discard_pile=[],
                       round_index=0, round_number=rules.rounds[0], dealer=int(rng.integers(n)),
-                      current_player=0, phase=PHASE_DRAW, scores=[0] * n)
+                      current_player=0, phase=PHASE_DRAW, scores=[0] * n, shuffle_rng=shuffle_rng)
     _deal(state)
     return state
 
@@ -224,7 +235,8 @@ def apply(state: GameState, action: int) -> StepResult:
         if action == DRAW_STOCK:
             if not state.stock:
                 top = state.discard_pile.pop()
-                state.stock = [state.discard_pile[i] for i in state.rng.permutation(len(state.discard_pile))]
+                shuffler = state.rng if state.shuffle_rng is None else state.shuffle_rng
+                state.stock = [state.discard_pile[i] for i in shuffler.permutation(len(state.discard_pile))]
                 state.discard_pile = CardList([top])
                 result.reshuffled = True
             hand.append(state.stock.pop())
