@@ -10,6 +10,7 @@ int field rejects ``2e5``: write ``200000``).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import types
 import typing
@@ -269,3 +270,12 @@ def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | No
 def dump_config(config: BaseConfig, path: str | Path) -> None:
     """Write the resolved config as YAML (the run's record of what it trained with)."""
     Path(path).write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+
+
+def config_arg_parser(description: str, cls: type) -> argparse.ArgumentParser:
+    """The command line every training script shares: ``--config FILE`` and ``--set KEY=VALUE``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--config", default=None, help=f"YAML config (keys: fields of {cls.__name__})")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one config key (repeatable; nested: rules.rounds=[11])")
+    return parser

@@ -15,7 +15,6 @@ format), eval.json and learning_curve.png (duplicate evaluation against ``eval_o
 
 from __future__ import annotations
 
-import argparse
 import copy
 import time
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from torch.utils.tensorboard import SummaryWriter
 from models.agent_loader import CheckpointAgent
 from models.checkpoint import load_checkpoint, save_checkpoint
 from models.networks import PolicyValueNet, build_network
-from training.config import SelfPlayConfig, dump_config, load_config
+from training.config import SelfPlayConfig, config_arg_parser, dump_config, load_config
 from training.run_utils import RunDir, evaluate_agent, format_results
 from tt_env import three_thirteen_v0
 from tt_env.agents import make_agent
@@ -345,10 +344,7 @@ def train(cfg: SelfPlayConfig) -> RunDir:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", default=None, help="YAML config (keys: fields of SelfPlayConfig)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override one config key (repeatable; nested: rules.rounds=[11])")
+    parser = config_arg_parser(__doc__.split("\n\n")[0], SelfPlayConfig)
     args = parser.parse_args(argv)
     cfg = load_config(SelfPlayConfig, args.config, args.overrides)
     train(cfg)

@@ -29,7 +29,6 @@ written to ``~/.ray`` either.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -40,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.config import ConfigError, dump_config, load_config
+from training.config import ConfigError, config_arg_parser, dump_config, load_config
 from tt_env.engine.rules import Rules
 
 MAX_TEMP_DIR_LEN = 40  # Ray's socket paths (temp dir + ~65 chars) must fit in 107 characters
@@ -308,10 +307,7 @@ def train(cfg: RLlibConfig) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", default=None, help="YAML config (keys: fields of RLlibConfig)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override one config key (repeatable; nested: rules.rounds=[11])")
+    parser = config_arg_parser(__doc__.split("\n\n")[0], RLlibConfig)
     parser.add_argument("--iterations", type=int, help="training iterations")
     parser.add_argument("--env-runners", type=int, help="remote EnvRunner actors (0: sample in this process)")
     parser.add_argument("--address", help="Ray cluster to join: 'auto' or host:port (default: a local Ray)")

@@ -15,11 +15,9 @@ learning_curve.png.
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import gymnasium
-import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
@@ -29,7 +27,7 @@ import tt_env  # noqa: F401  (registers the environment id)
 from models.agent_loader import CheckpointAgent
 from models.checkpoint import save_checkpoint
 from models.networks import MLPPolicy
-from training.config import SB3Config, dump_config, load_config
+from training.config import SB3Config, config_arg_parser, dump_config, load_config
 from training.run_utils import RunDir, evaluate_agent, format_results
 from tt_env.observation import OBS_VERSION
 
@@ -133,10 +131,7 @@ def train(cfg: SB3Config) -> RunDir:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", default=None, help="YAML config (keys: fields of SB3Config)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override one config key (repeatable; nested: rules.rounds=[11])")
+    parser = config_arg_parser(__doc__.split("\n\n")[0], SB3Config)
     args = parser.parse_args(argv)
     cfg = load_config(SB3Config, args.config, args.overrides)
     train(cfg)
