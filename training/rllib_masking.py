@@ -101,5 +101,5 @@ class FixedAgentModule(RLModule):
         return self._forward_inference(batch, **kwargs)
 
     def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        raise NotImplementedError(f"fixed agent {self.agent_name!r} is not trainable; "
-                                  "keep it out of policies_to_train")
+        raise RuntimeError(f"fixed agent {self.agent_name!r} is not trainable; "
+                           "keep it out of policies_to_train")
