@@ -76,16 +76,16 @@ def load_agent(path: str | Path, rules: Rules | None = None, greedy: bool = True
     return CheckpointAgent(net, name=name or Path(path).stem, greedy=greedy, meta=meta)
 
 
-def _loader(path: str, rules: Rules) -> CheckpointAgent:
-    return load_agent(path, rules)
+def _loader(path: str, rules: Rules, *, greedy: bool = True) -> CheckpointAgent:
+    return load_agent(path, rules, greedy=greedy)
 
 
 def _shipped_factory(name: str, filename: str):
-    def factory(rules: Rules) -> CheckpointAgent:
+    def factory(rules: Rules, *, greedy: bool = True) -> CheckpointAgent:
         path = CHECKPOINT_DIR / filename
         if not path.exists():
             raise CheckpointError(f"shipped agent {name!r} is missing its checkpoint {str(path)!r}")
-        return load_agent(path, rules, name=name)
+        return load_agent(path, rules, greedy=greedy, name=name)
 
     return factory
 

@@ -29,6 +29,8 @@ from typing import Any
 
 import torch
 
+from tt_env import jsonio
+
 from .networks import NETWORKS, PolicyValueNet, build_network
 
 FORMAT = "three-thirteen-checkpoint"
@@ -75,7 +77,7 @@ def save_checkpoint(path: str | os.PathLike, net: PolicyValueNet, *, obs_version
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "torch_version": torch.__version__,
         "extra": extra or {},
     }
-    tmp_js.write_text(json.dumps(meta, indent=2) + "\n")
+    tmp_js.write_text(jsonio.dumps(meta, indent=2) + "\n")
     os.replace(tmp_pt, path)
     os.replace(tmp_js, sidecar_path(path))
     return path

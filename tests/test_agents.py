@@ -180,3 +180,15 @@ def test_expert_beats_greedy_on_a_fixed_sample() -> None:
              for d in range(12)]
     assert np.mean(diffs) < 0, diffs
     assert time.perf_counter() - start < 120
+
+
+def test_make_agent_passes_keyword_options_to_the_factory():
+    from tt_env.agents import make_agent
+    from tt_env.engine.rules import Rules
+
+    agent = make_agent("expert-v0", Rules(), gamma=1.25)
+    assert agent.gamma == 1.25
+    with pytest.raises(ValueError, match=r"takes no option\(s\) \['gama'\].*gamma"):
+        make_agent("expert-v0", Rules(), gama=1.0)
+    with pytest.raises(ValueError, match="allowed are none"):
+        make_agent("random-v0", Rules(), anything=1)

@@ -35,12 +35,12 @@ zero-width interval), and clipped to [0, 1].
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from collections.abc import Sequence
 
 from tt_env.engine.rules import ACES_OPTIONS, Rules
+from tt_env.jsonio import write_json
 
 from .duplicate import GameRecord, run_deals
 from .eval_stats import CI_METHOD, score_lists, summarize
@@ -188,9 +188,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     print_report(report)
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as fh:
-            json.dump(report, fh, indent=2)
-            fh.write("\n")
+        write_json(args.json, report)
     if args.plot:
         plot_scores(deals, [a["name"] for a in report["agents"]], args.plot)
     if args.save_games:

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from training.config import SelfPlayConfig, load_config
@@ -22,6 +21,7 @@ from training.evaluate import evaluate
 from training.selfplay import train
 from tt_env.agents import list_agents
 from tt_env.engine.rules import Rules
+from tt_env.jsonio import write_json
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "main_job.yaml"
 OPPONENTS = ("random-v0", "greedy-v0", "expert-v0")
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"== evaluation: {args.deals} duplicate deals (x2 seatings) per pairing, seed {args.seed}")
     rows = evaluation_table(agents, OPPONENTS, args.deals, args.seed, args.workers)
     print_table(rows)
-    (run_path / "main_job_eval.json").write_text(json.dumps(rows, indent=2) + "\n")
+    write_json(run_path / "main_job_eval.json", rows)
     print(f"checkpoint:     {checkpoint} (+ {checkpoint.with_suffix('.json').name})")
     print(f"learning curve: {run_path / 'learning_curve.png'}")
     print(f"TensorBoard:    tensorboard --logdir {run_path / 'tb'}")

@@ -8,7 +8,6 @@ evaluation opponent over training steps).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from tt_env.engine.rules import Rules
+from tt_env.jsonio import write_json
 
 from .duplicate import run_deals
 
@@ -72,7 +72,7 @@ class RunDir:
     def record_eval(self, step: int, results: Sequence[EvalResult]) -> None:
         """Append one evaluation, rewrite ``eval.json`` and redraw the learning curve."""
         self.history.append({"step": step, "results": [r.to_dict() for r in results]})
-        (self.path / "eval.json").write_text(json.dumps(self.history, indent=2) + "\n")
+        write_json(self.path / "eval.json", self.history)
         plot_learning_curve(self.history, self.curve_png)
 
 

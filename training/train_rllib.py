@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from training.config import ConfigError, config_arg_parser, dump_config, load_config
+from tt_env import jsonio
 from tt_env.engine.rules import Rules
 
 MAX_TEMP_DIR_LEN = 40  # Ray's socket paths (temp dir + ~65 chars) must fit in 107 characters
@@ -289,7 +290,7 @@ def train(cfg: RLlibConfig) -> dict[str, Any]:
                            "episode_len_mean": _number(runners.get("episode_len_mean")),
                            "shared_policy_return_mean": _number(
                                runners.get("module_episode_returns_mean", {}).get("shared"))}
-                    metrics.write(json.dumps(row) + "\n")
+                    metrics.write(jsonio.dumps(row) + "\n")
                     metrics.flush()
                     summary["iterations"].append(row)
                     print(f"iter {it}/{cfg.iterations}: {steps} steps in {dt:.1f}s "

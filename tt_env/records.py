@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from . import jsonio
 from .actions import action_name
 from .engine import game
 from .engine.rules import Rules
@@ -197,7 +198,7 @@ def save_record(record: GameRecord, path: str | Path) -> Path:
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
     data = record.to_dict()
-    lines = [f"  {json.dumps(key)}: {json.dumps(value)}" for key, value in data.items()]
+    lines = [f"  {jsonio.dumps(key)}: {jsonio.dumps(value)}" for key, value in data.items()]
     path.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
     return path
 

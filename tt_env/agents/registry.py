@@ -2,20 +2,27 @@
 
 ``make_agent("greedy-v0", rules)`` builds a registered agent; a path to a checkpoint file
 (``*.pt``) is handed to the loader registered with :func:`register_checkpoint_loader`
-(installed by ``models`` when torch is available). Names carry a version suffix so that
-published numbers stay comparable: change an agent's behaviour, bump its version.
+(installed by ``models`` when torch is available). Keyword options go to the agent's
+factory (``make_agent("expert-v0", rules, gamma=1.5)``), so variants need no registration;
+an option the factory does not take is an error naming the ones it does. Names carry a
+version suffix so that published numbers stay comparable: change an agent's behaviour,
+bump its version.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable
+from typing import Any
 
 from ..engine.rules import Rules
 from .base import Agent
 
-AgentFactory = Callable[[Rules], Agent]
-CheckpointLoader = Callable[[str, Rules], Agent]
+AgentFactory = Callable[..., Agent]
+"""``factory(rules, **options) -> Agent``."""
+CheckpointLoader = Callable[..., Agent]
+"""``loader(path, rules, **options) -> Agent``; raises ``ValueError`` for files it cannot load."""
 
 _AGENTS: dict[str, AgentFactory] = {}
 _CHECKPOINT_LOADERS: list[CheckpointLoader] = []
@@ -38,17 +45,24 @@ def list_agents() -> list[str]:
     return sorted(_AGENTS)
 
 
-def make_agent(spec: str | Agent, rules: Rules | None = None) -> Agent:
-    """An agent from a registry name, a checkpoint path, or an agent object (returned as is)."""
+def make_agent(spec: str | Agent, rules: Rules | None = None, **options: Any) -> Agent:
+    """An agent from a registry name, a checkpoint path, or an agent object (returned as is).
+
+    ``options`` are keyword arguments of the agent's factory (for a checkpoint, of its loader).
+    """
     if not isinstance(spec, str):
         if not hasattr(spec, "act"):
             raise TypeError(f"{spec!r} is not an agent: it needs an act(observation, action_mask, rng) method")
+        if options:
+            raise ValueError(f"options {sorted(options)} cannot be applied to an agent object")
         return spec
     rules = rules or Rules()
     if spec not in _AGENTS:
         _load_plugins()  # trained agents register themselves (needs torch): only when asked for
     if spec in _AGENTS:
-        return _AGENTS[spec](rules)
+        factory = _AGENTS[spec]
+        check_options(factory, options, spec)
+        return factory(rules, **options)
     if os.path.exists(spec) or spec.endswith((".pt", ".safetensors")):
         if not os.path.exists(spec):
             raise FileNotFoundError(f"checkpoint {spec!r} does not exist")
@@ -58,11 +72,30 @@ def make_agent(spec: str | Agent, rules: Rules | None = None) -> Agent:
         errors = []
         for loader in _CHECKPOINT_LOADERS:
             try:
-                return loader(spec, rules)
+                check_options(loader, options, spec)
+                return loader(spec, rules, **options)
             except ValueError as exc:
                 errors.append(str(exc))
         raise ValueError(f"cannot load checkpoint {spec!r}: " + "; ".join(errors))
     raise ValueError(f"unknown agent {spec!r}: use a checkpoint path or one of {sorted(_AGENTS)}")
+
+
+def check_options(factory: Callable[..., Any], options: dict[str, Any], spec: str) -> None:
+    """Raise ``ValueError`` naming the allowed options if ``factory`` takes none of some of ``options``."""
+    if not options:
+        return
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    allowed = [name for i, (name, p) in enumerate(params.items())
+               if i > 0 and p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+               and name not in ("self", "path", "rules")]
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ValueError(f"agent {spec!r} takes no option(s) {unknown}: allowed are {allowed or 'none'}")
 
 
 _plugins_loaded = False
