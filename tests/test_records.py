@@ -196,11 +196,11 @@ def test_replay_cli_prints_the_game_and_reports_bad_records(recorded, tmp_path, 
     data["actions"][0] = 40  # a discard while the first player must draw
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
-    assert main([str(bad)]) == 2
+    assert main([str(bad)]) == 1  # 1: the record does not replay
     assert "step 1 of" in capsys.readouterr().err
     data["format_version"] = 7
     bad.write_text(json.dumps(data))
-    assert main([str(bad)]) == 2
+    assert main([str(bad)]) == 1
     assert "format_version 7" in capsys.readouterr().err
 
 
@@ -232,4 +232,6 @@ def test_replay_renders_frames_and_a_gif(tmp_path):
     assert main([str(path), "--gif", str(tmp_path / "game.gif")]) == 0
     with Image.open(tmp_path / "game.gif") as gif:
         assert gif.n_frames == len(pngs) and gif.size == Image.open(pngs[0]).size
-    assert main([str(path), "--gif", str(tmp_path / "x.gif"), "--seat", "9"]) == 2
+    with pytest.raises(SystemExit) as exit_info:  # 2: a bad command line
+        main([str(path), "--gif", str(tmp_path / "x.gif"), "--seat", "9"])
+    assert exit_info.value.code == 2 and not (tmp_path / "x.gif").exists()
