@@ -141,7 +141,7 @@ def test_report_format() -> None:
 def test_intervals_are_over_deals() -> None:
     mean, (lo, hi) = mean_ci(np.array([1.0, 2.0, 3.0, 4.0]))
     assert mean == 2.5 and hi - lo == pytest.approx(2 * 1.959963984540054 * np.std([1, 2, 3, 4], ddof=1) / 2)
-    assert mean_ci(np.array([7.0])) == (7.0, [7.0, 7.0])
+    assert mean_ci(np.array([7.0])) == (7.0, None)  # one deal: no spread to estimate, no interval
     assert unique_names(["a", "b", "a", "a"]) == ["a", "b", "a#2", "a#3"]
     # winning every deal still leaves some uncertainty; the interval stays inside [0, 1]
     lo, hi = win_rate_ci(np.ones(100))
@@ -167,10 +167,10 @@ def test_command_line(tmp_path, capsys) -> None:
     (["greedy-v0"], "2 to 6 agents"),
     (["greedy-v0"] * 7, "2 to 6 agents"),
     (["greedy-v0", "nobody-v3"], "unknown agent"),
-    (["greedy-v0", "random-v0", "--games", "0"], "at least 1"),
+    (["greedy-v0", "random-v0", "--games", "0"], "argument --games: 0 is not allowed: use an integer >= 1"),
     (["greedy-v0", "random-v0", "--rounds", "3,1"], "increasing"),
     (["greedy-v0", "random-v0", "--decks", "many"], "decks"),
-    (["greedy-v0", "random-v0", "--workers", "0"], "workers"),
+    (["greedy-v0", "random-v0", "--workers", "0"], "argument --workers: 0 is not allowed: use an integer >= 1"),
 ])
 def test_bad_input_names_the_problem(argv: list[str], match: str, capsys) -> None:
     with pytest.raises(SystemExit):

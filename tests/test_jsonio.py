@@ -32,3 +32,9 @@ def test_numpy_integers_and_finite_floats_pass_through():
     assert _strict_loads(dumps([np.int32(4), np.float64(0.5)])) == [4, 0.5]
     with pytest.raises(TypeError):
         dumps({"x": object()})
+
+
+def test_write_json_refuses_what_is_not_a_regular_file(tmp_path):
+    with pytest.raises(ValueError, match="not a regular file"):
+        write_json(tmp_path, {"a": 1})
+    assert tmp_path.is_dir()

@@ -196,11 +196,11 @@ def test_replay_cli_prints_the_game_and_reports_bad_records(recorded, tmp_path, 
     data["actions"][0] = 40  # a discard while the first player must draw
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
-    assert main([str(bad)]) == 2
+    assert main([str(bad)]) == 1  # 1: the record does not replay
     assert "step 1 of" in capsys.readouterr().err
     data["format_version"] = 7
     bad.write_text(json.dumps(data))
-    assert main([str(bad)]) == 2
+    assert main([str(bad)]) == 1
     assert "format_version 7" in capsys.readouterr().err
 
 
@@ -232,4 +232,39 @@ def test_replay_renders_frames_and_a_gif(tmp_path):
     assert main([str(path), "--gif", str(tmp_path / "game.gif")]) == 0
     with Image.open(tmp_path / "game.gif") as gif:
         assert gif.n_frames == len(pngs) and gif.size == Image.open(pngs[0]).size
-    assert main([str(path), "--gif", str(tmp_path / "x.gif"), "--seat", "9"]) == 2
+    with pytest.raises(SystemExit) as exit_info:  # 2: a bad command line
+        main([str(path), "--gif", str(tmp_path / "x.gif"), "--seat", "9"])
+    assert exit_info.value.code == 2 and not (tmp_path / "x.gif").exists()
+
+
+def test_a_failed_save_leaves_nothing_behind(recorded, tmp_path):
+    target = tmp_path / "taken"
+    target.mkdir()  # a folder where the file should go: os.replace fails after the temporary is written
+    with pytest.raises(OSError):
+        save_record(recorded.to_record(), target)
+    assert [p.name for p in tmp_path.iterdir()] == ["taken"] and list(target.iterdir()) == []
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("x")
+    with pytest.raises(OSError):
+        save_record(recorded.to_record(), blocker / "game.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "taken"]
+
+
+def test_a_write_that_fails_midway_keeps_the_old_file(recorded, tmp_path, monkeypatch):
+    """A full disk while writing: the record already there stays whole, no temporary is left."""
+    import errno
+    from pathlib import Path
+
+    path = save_record(recorded.to_record(), tmp_path / "game.json")
+    before = path.read_text()
+
+    def half_then_full(self, text, encoding=None):
+        with open(self, "w", encoding=encoding) as f:
+            f.write(text[: len(text) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", half_then_full)
+    with pytest.raises(OSError, match="No space left"):
+        save_record(recorded.to_record(), path)
+    monkeypatch.undo()
+    assert path.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["game.json"]

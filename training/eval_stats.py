@@ -26,11 +26,13 @@ CI_METHOD = ("normal approximation over deals: mean +/- 1.96 * sample sd / sqrt(
              "clipped to [0, 1]")
 
 
-def mean_ci(values: np.ndarray) -> tuple[float, list[float]]:
-    """Mean and normal 95% interval of independent per-deal values."""
+def mean_ci(values: np.ndarray) -> tuple[float, list[float] | None]:
+    """Mean and normal 95% interval of independent per-deal values (``None`` for one value)."""
+    if len(values) < 1:
+        raise ValueError("no values: an interval needs at least one deal")
     mean = float(np.mean(values))
     if len(values) < 2:
-        return mean, [mean, mean]
+        return mean, None
     half = Z95 * float(np.std(values, ddof=1)) / math.sqrt(len(values))
     return mean, [mean - half, mean + half]
 
@@ -38,8 +40,18 @@ def mean_ci(values: np.ndarray) -> tuple[float, list[float]]:
 def win_rate_ci(shares: np.ndarray) -> list[float]:
     """95% interval of a win rate from per-deal win shares: :func:`mean_ci` with one lost and one
     won pseudo-deal added (nonzero width at 0% and 100%), clipped to [0, 1]."""
-    _, (lo, hi) = mean_ci(np.concatenate([shares, [0.0, 1.0]]))
+    _, interval = mean_ci(np.concatenate([shares, [0.0, 1.0]]))
+    assert interval is not None  # the pseudo-deals make at least three values
+    lo, hi = interval
     return [max(0.0, lo), min(1.0, hi)]
+
+
+def interval_text(interval: Sequence[float] | None, spec: str) -> str:
+    """``[lo, hi]`` formatted with ``spec`` (such as ``"+.2f"``), or ``n/a (1 deal)`` when undefined."""
+    if interval is None:
+        return "n/a (1 deal)"
+    lo, hi = interval
+    return f"[{lo:{spec}}, {hi:{spec}}]"
 
 
 def unique_names(specs: Sequence[str]) -> list[str]:

@@ -18,8 +18,8 @@ agent plays every hand from every seat. Same ``--seed``, same numbers, whatever 
 | ``seatings`` | seatings per deal (N cyclic rotations) |
 | ``games_played`` | ``games * seatings`` |
 | ``seed``, ``rules`` | the run's seed and rule options (``Rules.to_dict()``) |
-| ``agents`` | list, in command-line order, of ``{"name", "spec", "mean_score", "mean_score_ci95": [lo, hi], "win_rate", "win_rate_ci95": [lo, hi], "ms_per_move"}`` |
-| ``pairwise`` | list of ``{"a", "b", "mean_score_diff", "ci95": [lo, hi]}`` for every ordered pair: a's mean final score minus b's (negative: a is better) |
+| ``agents`` | list, in command-line order, of ``{"name", "spec", "mean_score", "mean_score_ci95": [lo, hi] (null with one deal), "win_rate", "win_rate_ci95": [lo, hi], "ms_per_move"}`` |
+| ``pairwise`` | list of ``{"a", "b", "mean_score_diff", "ci95": [lo, hi]}`` (``ci95`` null with one deal) for every ordered pair: a's mean final score minus b's (negative: a is better) |
 | ``ci_method`` | how the intervals are computed (below) |
 | ``seconds``, ``games_per_second`` | wall time (these and ``ms_per_move`` vary between runs; nothing else does) |
 
@@ -27,26 +27,43 @@ agent plays every hand from every seat. Same ``--seed``, same numbers, whatever 
 game totals (lower is better). ``win_rate``: a game's win is shared among the k agents with
 the lowest total (1/k each). Intervals are 95%, normal approximation over deals (games of one
 deal are correlated; deals are independent): mean +/- 1.96 * sample sd / sqrt(deals) of the
-per-deal means over the seatings. A win-rate interval is computed the same way with two
-pseudo-deals added, one lost and one won (so that winning every deal does not give a
-zero-width interval), and clipped to [0, 1].
+per-deal means over the seatings. With one deal there is no spread to estimate, so
+``mean_score_ci95`` and ``ci95`` are ``null``; every other value is always a number. A
+win-rate interval is computed the same way with two pseudo-deals added, one lost and one won
+(so that winning every deal does not give a zero-width interval, and one deal gives an
+interval), and clipped to [0, 1]. The file is strict JSON (no ``NaN``).
+
+## Checks before the first game
+
+Every argument is checked before a game is played: the numbers (``--games``, ``--workers`` >= 1,
+``--seed`` >= 0, the rule options), the agents (unknown names, missing or unloadable
+checkpoints) and the output paths (``--json``, ``--plot`` and ``--save-games`` must be
+writable; ``--plot`` and ``--json`` name files, not folders). ``--save-games DIR`` writes
+``DIR/seed<S>-deal<NNNNN>-rot<R>.json``; a folder that already holds ``.json`` files is refused
+unless ``--append-games`` is given, and even then no existing file is overwritten.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 
+from tt_env.cli_checks import (decks_arg, int_at_least, output_dir_problem, output_file_problem, seed_arg,
+                               workers_note)
 from tt_env.engine.rules import ACES_OPTIONS, Rules
 from tt_env.jsonio import write_json
 
 from .duplicate import GameRecord, run_deals
-from .eval_stats import CI_METHOD, score_lists, summarize
+from .eval_stats import CI_METHOD, interval_text, score_lists, summarize
 
 FORMAT = "three-thirteen-evaluation/1"
 MIN_AGENTS, MAX_AGENTS = 2, 6
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+APPEND_FLAG = "--append-games"
 
 
 def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = None, workers: int = 1,
@@ -56,6 +73,8 @@ def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = 
         raise ValueError(f"{len(specs)} agents given: evaluate {MIN_AGENTS} to {MAX_AGENTS} agents")
     if games < 1:
         raise ValueError(f"--games {games} is not allowed: play at least 1 game")
+    if seed < 0:
+        raise ValueError(f"--seed {seed} is not allowed: seeds are integers >= 0")
     rules = rules or Rules(num_players=len(specs))
     if rules.num_players != len(specs):
         raise ValueError(f"{len(specs)} agents need num_players={len(specs)}, got {rules.num_players}")
@@ -105,11 +124,10 @@ def print_report(report: dict) -> None:
         table.add_column(f"vs {other}", justify="right")
     table.add_column("ms/move", justify="right")
     for a in report["agents"]:
-        lo, hi = a["win_rate_ci95"]
-        cells = [a["name"], f"{a['mean_score']:.1f}", f"{a['win_rate']:.3f} [{lo:.3f}, {hi:.3f}]"]
+        cells = [a["name"], f"{a['mean_score']:.1f}", f"{a['win_rate']:.3f} {interval_text(a['win_rate_ci95'], '.3f')}"]
         for other in names:
             p = diffs.get((a["name"], other))
-            cells.append("" if p is None else f"{p['mean_score_diff']:+.2f} [{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}]")
+            cells.append("" if p is None else f"{p['mean_score_diff']:+.2f} {interval_text(p['ci95'], '+.2f')}")
         cells.append(f"{a['ms_per_move']:.2f}")
         table.add_row(*cells)
     Console().print(table)
@@ -135,15 +153,10 @@ def plot_scores(deals: list, names: Sequence[str], path: str) -> None:
 
 def rules_from_args(args: argparse.Namespace, num_agents: int) -> Rules:
     """The :class:`Rules` of the command-line rule options."""
-    options: dict = {"num_players": num_agents, "aces": args.aces,
+    options: dict = {"num_players": num_agents, "aces": args.aces, "decks": args.decks,
                      "discard_drawn_discard": args.discard_drawn_discard,
                      "max_turns_per_round": args.max_turns_per_round,
                      "meld_needs_natural": args.meld_needs_natural}
-    if args.decks != "auto":
-        try:
-            options["decks"] = int(args.decks)
-        except ValueError:
-            raise ValueError(f"--decks {args.decks!r} is not allowed: use 'auto' or a positive integer") from None
     if args.rounds:
         try:
             options["rounds"] = tuple(int(r) for r in args.rounds.split(","))
@@ -157,39 +170,97 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m training.evaluate", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("agents", nargs="+", help="2 to 6 registry names or checkpoint paths")
-    parser.add_argument("--games", type=int, default=200, help="deals, each played once per seating (default 200)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents (default 0)")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-    parser.add_argument("--json", metavar="PATH", help="write the report as JSON to PATH")
-    parser.add_argument("--plot", metavar="PATH", help="write a PNG of the score distributions to PATH")
+    parser.add_argument("--games", type=int_at_least(1), default=200,
+                        help="deals (>= 1), each played once per seating (default 200)")
+    parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the deals and the agents, >= 0 (default 0)")
+    parser.add_argument("--workers", type=int_at_least(1), default=1, help="worker processes, >= 1 (default 1)")
+    parser.add_argument("--json", metavar="PATH", help="write the report as JSON to the file PATH")
+    parser.add_argument("--plot", metavar="PATH",
+                        help="write a picture of the score distributions to PATH (.png, .svg or .pdf)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--save-games", metavar="DIR",
-                        help="save every game as a replayable record (python -m tt_env.replay)")
+                        help="save every game as a replayable record in DIR (python -m tt_env.replay)")
+    parser.add_argument(APPEND_FLAG, action="store_true",
+                        help="let --save-games add to a folder that already holds records (never overwriting one)")
     rules = parser.add_argument_group("rule options (README, 'Options')")
-    rules.add_argument("--decks", default="auto", help="'auto' or a number of decks")
+    rules.add_argument("--decks", type=decks_arg, default="auto", help="'auto' or a number of decks")
     rules.add_argument("--aces", default="low", choices=ACES_OPTIONS)
     rules.add_argument("--rounds", default="", help="comma-separated rounds to play, e.g. '11' (default all)")
     rules.add_argument("--discard-drawn-discard", action="store_true")
-    rules.add_argument("--max-turns-per-round", type=int, default=200)
+    rules.add_argument("--max-turns-per-round", type=int_at_least(1), default=200)
     rules.add_argument("--meld-needs-natural", action="store_true")
     return parser
+
+
+def record_name(seed: int, deal: int, rotation: int) -> str:
+    """The file ``--save-games`` writes for one game: ``seed<S>-deal<NNNNN>-rot<R>.json``."""
+    return f"seed{seed}-deal{deal:05d}-rot{rotation}.json"
+
+
+def record_names(num_agents: int, games: int, seed: int) -> Iterator[str]:
+    """Every file name a run of ``games`` deals among ``num_agents`` agents saves."""
+    for deal in range(games):
+        for rotation in range(num_agents):
+            yield record_name(seed, deal, rotation)
+
+
+def save_games_problem(directory: str, num_agents: int, games: int, seed: int, append: bool) -> str | None:
+    """Why ``--save-games directory`` would fail or overwrite records (``None`` when it is fine)."""
+    problem = output_dir_problem(directory)
+    if problem:
+        return f"--save-games {directory}: {problem}"
+    folder = Path(directory)
+    if not folder.is_dir():
+        return None
+    held = sorted(p.name for p in folder.glob("*.json"))
+    if held and not append:
+        return (f"--save-games {directory} already holds {len(held)} .json file(s) (such as {held[0]}): "
+                f"give {APPEND_FLAG} to add this run's records to them, or choose another folder")
+    clashes = [name for name in record_names(num_agents, games, seed) if (folder / name).exists()]
+    if clashes:
+        return (f"--save-games {directory} already holds {clashes[0]}" +
+                (f" and {len(clashes) - 1} more record(s)" if len(clashes) > 1 else "") +
+                " that this run would overwrite: use another --seed or another folder")
+    return None
+
+
+def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse, before any game, what would make the run fail or lose its results (one line, exit 2)."""
+    if not MIN_AGENTS <= len(args.agents) <= MAX_AGENTS:
+        parser.error(f"{len(args.agents)} agents given: evaluate {MIN_AGENTS} to {MAX_AGENTS} agents")
+    for flag, path, suffixes in (("--json", args.json, ()), ("--plot", args.plot, PLOT_SUFFIXES)):
+        if path:
+            problem = output_file_problem(path, suffixes)
+            if problem:
+                parser.error(f"{flag} {path}: {problem}")
+    if args.json and args.plot and os.path.abspath(args.json) == os.path.abspath(args.plot):
+        parser.error(f"--json and --plot both name {args.json}: give two files")
+    if args.save_games:
+        problem = save_games_problem(args.save_games, len(args.agents), args.games, args.seed, args.append_games)
+        if problem:
+            parser.error(problem)
+    elif args.append_games:
+        parser.error(f"{APPEND_FLAG} goes with --save-games DIR")
+    note = workers_note(args.workers)
+    if note:
+        print(note, file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not MIN_AGENTS <= len(args.agents) <= MAX_AGENTS:
-        parser.error(f"{len(args.agents)} agents given: evaluate {MIN_AGENTS} to {MAX_AGENTS} agents")
+    check_arguments(parser, args)
     try:
         rules = rules_from_args(args, len(args.agents))
         report, deals = evaluate(args.agents, args.games, args.seed, rules, args.workers, progress=not args.quiet)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, OSError) as exc:  # bad rules, agents, checkpoints: found before the first game
         parser.error(str(exc))
     print_report(report)
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         write_json(args.json, report)
     if args.plot:
+        os.makedirs(os.path.dirname(os.path.abspath(args.plot)), exist_ok=True)
         plot_scores(deals, [a["name"] for a in report["agents"]], args.plot)
     if args.save_games:
         count = save_games(deals, args.agents, rules, args.seed, args.save_games)
@@ -199,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
 def save_games(deals: Sequence[Sequence[GameRecord]], specs: Sequence[str], rules: Rules, seed: int,
                directory: str) -> int:
-    """Write each game as ``DIR/dealNNNNN-rotR.json`` in the format of ``tt_env.records``."""
+    """Write each game as ``DIR/seed<S>-deal<NNNNN>-rot<R>.json`` in the format of ``tt_env.records``."""
     from tt_env.records import record_from_game, save_record
 
     os.makedirs(directory, exist_ok=True)
@@ -209,7 +280,7 @@ def save_games(deals: Sequence[Sequence[GameRecord]], specs: Sequence[str], rule
             by_seat = sorted(range(len(specs)), key=lambda i: g.seats[i])  # agent index at each seat
             record = record_from_game(rules, [seed, g.deal, 0], [specs[i] for i in by_seat], list(g.actions),
                                       [g.scores[i] for i in by_seat], reshuffle_seed=[seed, g.deal, 1])
-            save_record(record, os.path.join(directory, f"deal{g.deal:05d}-rot{g.rotation}.json"))
+            save_record(record, os.path.join(directory, record_name(seed, g.deal, g.rotation)))
             count += 1
     return count
 

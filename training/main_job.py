@@ -14,12 +14,15 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from training.config import SelfPlayConfig, load_config
+from training.eval_stats import interval_text
 from training.evaluate import evaluate
 from training.selfplay import train
 from tt_env.agents import list_agents
+from tt_env.cli_checks import int_at_least, output_dir_problem, seed_arg, workers_note
 from tt_env.engine.rules import Rules
 from tt_env.jsonio import write_json
 
@@ -51,10 +54,9 @@ def print_table(rows: list[dict]) -> None:
     for col in ("agent", "opponent", "games", "score diff [95% CI]", "win rate [95% CI]"):
         table.add_column(col, justify="left" if col in ("agent", "opponent") else "right")
     for r in rows:
-        lo, hi = r["ci95"]
-        wlo, whi = r["win_rate_ci95"]
-        table.add_row(r["agent"], r["opponent"], str(r["games"]), f"{r['score_diff']:+.1f} [{lo:+.1f}, {hi:+.1f}]",
-                      f"{r['win_rate']:.3f} [{wlo:.3f}, {whi:.3f}]")
+        table.add_row(r["agent"], r["opponent"], str(r["games"]),
+                      f"{r['score_diff']:+.1f} {interval_text(r['ci95'], '+.1f')}",
+                      f"{r['win_rate']:.3f} {interval_text(r['win_rate_ci95'], '.3f')}")
     Console().print(table)
 
 
@@ -63,14 +65,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="self-play config (default: main_job.yaml)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override one config key (repeatable)")
-    parser.add_argument("--deals", type=int, default=30, help="duplicate deals per pairing (default 30)")
-    parser.add_argument("--seed", type=int, default=2024, help="evaluation seed (default 2024)")
-    parser.add_argument("--workers", type=int, default=2, help="evaluation worker processes (default 2)")
+    parser.add_argument("--deals", type=int_at_least(1), default=30,
+                        help="duplicate deals per pairing, >= 1 (default 30)")
+    parser.add_argument("--seed", type=seed_arg, default=2024, help="evaluation seed, >= 0 (default 2024)")
+    parser.add_argument("--workers", type=int_at_least(1), default=2,
+                        help="evaluation worker processes, >= 1 (default 2)")
     parser.add_argument("--skip-training", action="store_true", help="evaluate an existing run's final.pt")
     args = parser.parse_args(argv)
-    cfg = load_config(SelfPlayConfig, args.config, args.overrides)  # rejected here, before training
+    try:
+        cfg = load_config(SelfPlayConfig, args.config, args.overrides)  # rejected here, before training
+    except ValueError as exc:  # ConfigError: names the key and the allowed values
+        parser.error(str(exc))
     run_path = Path(cfg.run_dir) / cfg.name
     checkpoint = run_path / "checkpoints" / "final.pt"
+    problem = output_dir_problem(run_path)  # the run and main_job_eval.json go there: refuse now, not after training
+    if problem:
+        parser.error(f"run folder {run_path} (run_dir/name of the config): {problem}")
+    note = workers_note(args.workers)
+    if note:
+        print(note, file=sys.stderr)
     if not args.skip_training:
         print(f"== training: {cfg.total_steps} steps of training/selfplay.py ({args.config})")
         train(cfg)

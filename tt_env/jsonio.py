@@ -35,8 +35,14 @@ def dumps(value: Any, **kwargs: Any) -> str:
 
 
 def write_json(path: str | os.PathLike, value: Any, *, indent: int | None = 2) -> Path:
-    """Write ``value`` as strict JSON to ``path`` atomically; returns the path."""
+    """Write ``value`` as strict JSON to ``path`` atomically; returns the path.
+
+    Refuses a ``path`` that exists but is not a regular file (a folder, ``/dev/null``): the
+    atomic rename would replace it.
+    """
     path = Path(path)
+    if path.exists() and not path.is_file():
+        raise ValueError(f"cannot write JSON to {str(path)!r}: it exists and is not a regular file")
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(dumps(value, indent=indent) + "\n", encoding="utf-8")
     os.replace(tmp, path)

@@ -6,7 +6,16 @@ You take a seat (``--seat``, default 0) against the agents named (registry names
 ``expert-v0`` or checkpoint paths). On your turn: ``s`` draws from the stock, ``d`` takes
 the top of the discard pile, then type the card to discard (``7h``, ``10H``, ``Td``, ``qs``:
 any case). ``h`` asks for a hint, ``?`` for help, ``q`` (or Ctrl-C) to quit, with an offer
-to save the game record first (replay it with ``python -m tt_env.replay``).
+to save the game record first (replay it with ``python -m tt_env.replay``). A save that fails
+(a folder that cannot be created, no permission) says why and asks for another file name;
+Enter gives up. When the input ends (stdin closed, or Ctrl-D) the game stops with a message,
+after the same offer to save (``--save FILE`` saves without asking).
+
+Every argument is checked before the game starts (``--seed`` >= 0, ``--seat`` a seat of the
+table, ``--max-turns-per-round`` >= 1, ``--decks``, ``--rounds``, the opponents and the hint
+agent, ``--save`` a file that can be written). Exit status: 0 the game was played to its end,
+or you quit (``q``, Ctrl-C); 1 an agent failed; 2 a bad command line; 3 the input ended before
+the game was over.
 
 :class:`PlaySession` holds the game loop; it reads through an input function and writes to
 a rich ``Console``, so tests drive it with scripted input.
@@ -15,6 +24,7 @@ a rich ``Console``, so tests drive it with scripted input.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +33,7 @@ import numpy as np
 
 from .actions import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
 from .agents import Agent, make_agent
+from .cli_checks import decks_arg, int_at_least, output_file_problem, seed_arg
 from .engine.cards import parse_card
 from .engine.game import PHASE_DRAW, GameState, legal_actions
 from .engine.melds import least_penalty
@@ -37,15 +48,21 @@ HELP = ("On your turn: [bold]s[/] draws from the stock, [bold]d[/] takes the top
         "leaves every other card in melds. [bold]h[/] hint, [bold]?[/] help, [bold]q[/] quit (Ctrl-C too).")
 
 
+EXIT_OK, EXIT_AGENT_FAILED, EXIT_USAGE, EXIT_INPUT_ENDED = 0, 1, 2, 3
+"""Exit statuses of ``python -m tt_env.play`` (``EXIT_USAGE`` comes from ``parser.error``)."""
+
+
 class QuitGame(Exception):
-    """The player asked to stop."""
+    """The game stops before its end (the player quit, or the input ended)."""
 
 
 class PlaySession:
     """One game between a human at ``seat`` and the ``opponents``, in a terminal.
 
     ``input_fn(prompt)`` returns one line typed by the player (it may raise
-    ``KeyboardInterrupt`` or ``EOFError``); everything shown goes to ``console``.
+    ``KeyboardInterrupt`` or ``EOFError``); everything shown goes to ``console``. After
+    :meth:`run`, ``outcome`` says how the game ended: ``"over"``, ``"quit"`` (``q`` or Ctrl-C),
+    ``"input-ended"`` (``EOFError``: stdin closed) or ``"failed"`` (an agent failed; ``run`` raises).
     """
 
     def __init__(self, opponents: Sequence[str | Agent], *, rules: Rules | None = None, seat: int = 0,
@@ -64,6 +81,8 @@ class PlaySession:
                              f"and you: num_players must be {n}")
         if not 0 <= seat < n:
             raise ValueError(f"seat={seat!r} is not allowed: use 0..{n - 1}")
+        if seed is not None and int(seed) < 0:
+            raise ValueError(f"seed={seed} is not allowed: seeds are integers >= 0")
         self.rules, self.seat = rules, seat
         self.console = console or Console(highlight=False)
         self.input_fn = input_fn or input
@@ -79,12 +98,14 @@ class PlaySession:
         self.pause_between_rounds = pause_between_rounds
         self.recorder = GameRecorder(self.env, self.names)
         self.saved_to: Path | None = None
+        self.outcome: str | None = None
 
     # ------------------------------------------------------------------ loop
     def run(self) -> GameRecord:
         """Play until the game ends or the player quits; returns the record of the game so far."""
         self.recorder.reset(self.seed)
         state = self.env.game_state
+        self.outcome = None
         self.console.print(f"[bold]Three Thirteen[/]: you are player_{self.seat}, seed {self.seed}. "
                            f"Type [bold]?[/] for help.")
         try:
@@ -92,15 +113,19 @@ class PlaySession:
                 p = state.current_player
                 action = self._human_turn() if p == self.seat else self._agent_turn(p)
                 self._step(action)
+            self.outcome = "over"
             self.console.print(final_view(state, self.names, you=self.seat))
             self._offer_save(at_end=True)
         except QuitGame:
+            self.outcome = self.outcome or "quit"
             self.console.print("Game stopped.")
         except KeyboardInterrupt:  # while an agent was thinking
+            self.outcome = "quit"
             self.console.print()
             self._offer_save(at_end=False)
             self.console.print("Game stopped.")
         except Exception as exc:  # an agent failed: keep the game so far before reporting it
+            self.outcome = "failed"
             self.console.print(f"The game cannot go on: {exc}", style="red", markup=False)
             self._offer_save(at_end=False)
             raise
@@ -214,12 +239,17 @@ class PlaySession:
 
     # ------------------------------------------------------------------ input, quitting, saving
     def _ask(self, prompt: str) -> str:
-        """One line from the player; Ctrl-C or end of input leads to the quit dialogue."""
+        """One line from the player; Ctrl-C leads to the quit dialogue, the end of input stops the game."""
         self.console.print(prompt, end="")
         try:
             return self.input_fn("")
-        except (KeyboardInterrupt, EOFError):
+        except KeyboardInterrupt:
             self.console.print()
+            self._quit()
+        except EOFError:
+            self.console.print()
+            self.outcome = "input-ended"
+            self.console.print("Input ended: the game stops here.")
             self._quit()
         return ""  # pragma: no cover - _quit always raises
 
@@ -248,12 +278,31 @@ class PlaySession:
         self._save(Path(name) if name else default)
 
     def _save(self, path: Path) -> None:
-        try:
-            self.saved_to = save_record(self.recorder.to_record(), path)
-        except OSError as exc:
-            self.console.print(f"Could not save to {path}: {exc}", style="red", markup=False)
-            return
-        self.console.print(f"Saved the game to {path} (replay: python -m tt_env.replay {path}).", markup=False)
+        """Save the record to ``path``; when that fails, say why and ask for another file name
+        (Enter, Ctrl-C or the end of input gives up), so a game is never dropped without a word."""
+        record = self.recorder.to_record()
+        while True:
+            problem = output_file_problem(path)
+            if problem is None:
+                try:
+                    self.saved_to = save_record(record, path)
+                except OSError as exc:
+                    problem = exc.strerror or str(exc)
+            if problem is None:
+                self.console.print(f"Saved the game to {path} (replay: python -m tt_env.replay {path}).",
+                                   markup=False)
+                return
+            self.console.print(f"Could not save to {path}: {problem}.", style="red", markup=False)
+            self.console.print("Another file name (Enter: give up, the game is not saved) > ", end="", markup=False)
+            try:
+                name = self.input_fn("").strip()
+            except (KeyboardInterrupt, EOFError):
+                self.console.print()
+                name = ""
+            if not name:
+                self.console.print("Not saved.")
+                return
+            path = Path(name)
 
 
 def hint_lines(state: GameState, seat: int, suggestion: int | None, agent_name: str) -> list[str]:
@@ -323,43 +372,59 @@ def parse_rounds(text: str) -> tuple[int, ...]:
 def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
     """The rule options of RULES.md as command-line flags (``num_players`` comes from the seats)."""
     group = parser.add_argument_group("rules options (RULES.md)")
-    group.add_argument("--decks", default="auto", help='"auto" or a number of decks')
+    group.add_argument("--decks", type=decks_arg, default="auto", help='"auto" or a number of decks')
     group.add_argument("--aces", default="low", choices=["low", "high_or_low"])
     group.add_argument("--rounds", type=parse_rounds, default=None, help="rounds played: 1-11 (default), 11, 9,10,11")
     group.add_argument("--discard-drawn-discard", action="store_true",
                        help="allow discarding the card just taken from the discard pile")
-    group.add_argument("--max-turns-per-round", type=int, default=200)
+    group.add_argument("--max-turns-per-round", type=int_at_least(1), default=200)
     group.add_argument("--meld-needs-natural", action="store_true", help="every meld needs a non-wild card")
 
 
 def rules_from_args(args: argparse.Namespace, num_players: int) -> Rules:
     """A :class:`Rules` from the flags of :func:`add_rules_arguments`."""
     values: dict[str, Any] = {name: getattr(args, name) for name in option_names()[1:] if hasattr(args, name)}
-    values["decks"] = int(values["decks"]) if str(values["decks"]).isdigit() else values["decks"]
     if values.get("rounds") is None:
         values.pop("rounds", None)
     return Rules(num_players=num_players, **values)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tt_env.play", description="Play Three Thirteen in the terminal.")
+    """The command line; returns the exit status (``EXIT_*``; a bad command line exits with 2)."""
+    parser = argparse.ArgumentParser(prog="python -m tt_env.play", description="Play Three Thirteen in the terminal.",
+                                     epilog="exit status: 0 the game ended or you quit; 1 an agent failed; "
+                                            "2 a bad command line; 3 the input ended before the game was over")
     parser.add_argument("--opponents", nargs="+", default=["expert-v0"],
                         help="agents to play against: registry names (greedy-v0, expert-v0, ppo-2p-v0) or checkpoints")
-    parser.add_argument("--seat", type=int, default=0, help="your seat, 0..N-1 (play passes to seat+1)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the deal (random when omitted; shown)")
+    parser.add_argument("--seat", type=int_at_least(0, noun="a seat"), default=0,
+                        help="your seat, 0..N-1 (play passes to seat+1)")
+    parser.add_argument("--seed", type=seed_arg, default=None,
+                        help="seed of the deal, >= 0 (random when omitted; shown)")
     parser.add_argument("--hint-agent", default="expert-v0", help="agent whose move the hint shows")
-    parser.add_argument("--save", default=None, help="save the game record here at the end (or on quitting)")
+    parser.add_argument("--save", default=None, metavar="FILE",
+                        help="save the game record to FILE at the end (or on quitting) without asking")
     add_rules_arguments(parser)
     args = parser.parse_args(argv)
     require_rich()
+    if args.save and (problem := output_file_problem(args.save)):
+        parser.error(f"--save {args.save}: {problem}")
+    num_players = len(args.opponents) + 1
+    if args.seat >= num_players:
+        parser.error(f"--seat {args.seat} is not a seat of this table: use 0..{num_players - 1} "
+                     f"({len(args.opponents)} opponent(s) and you)")
     try:
-        rules = rules_from_args(args, len(args.opponents) + 1)
+        rules = rules_from_args(args, num_players)
+        make_agent(args.hint_agent, rules)  # a bad --hint-agent is found now, not at the first hint
         session = PlaySession(args.opponents, rules=rules, seat=args.seat, seed=args.seed,
                               hint_agent=args.hint_agent, save_path=args.save)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, OSError) as exc:
         parser.error(str(exc))
-    session.run()
-    return 0
+    try:
+        session.run()
+    except Exception as exc:  # an agent failed; the session has shown it and offered to save the game
+        print(f"python -m tt_env.play: error: the game cannot go on: {exc}", file=sys.stderr)
+        return EXIT_AGENT_FAILED
+    return EXIT_INPUT_ENDED if session.outcome == "input-ended" else EXIT_OK
 
 
 if __name__ == "__main__":

@@ -28,7 +28,9 @@ replays up to its last action.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,13 +195,24 @@ def record_from_game(rules: Rules, seed: int | Sequence[int] | None, seat_names:
 
 
 def save_record(record: GameRecord, path: str | Path) -> Path:
-    """Write ``record`` as JSON (one key a line, actions on one line); returns the path."""
+    """Write ``record`` as strict JSON (one key a line, actions on one line); returns the path.
+
+    Missing parent folders are created. The file is written beside the target and then moved
+    into place, so a failed save (``OSError``) leaves no half-written record behind.
+    """
     path = Path(path)
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
     data = record.to_dict()
     lines = [f"  {jsonio.dumps(key)}: {jsonio.dumps(value)}" for key, value in data.items()]
-    path.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
     return path
 
 
@@ -210,6 +223,8 @@ def load_record(path: str | Path) -> GameRecord:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise FileNotFoundError(f"game record {str(path)!r} does not exist") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"game record {str(path)!r} is not a text file: {exc}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -5,10 +5,17 @@
     python -m tt_env.replay GAME.json --gif game.gif  # the pictures of the table, as an animation
     python -m tt_env.replay GAME.json --frames DIR    # ... or as numbered PNG files
 
-Every action is checked against the rules as it is replayed; a record from another format
-version, or one whose action is illegal at its point, stops with an error naming the step.
-Pictures show every hand (seat ``--seat`` at the bottom) unless ``--private`` hides what
-that seat could not see; each round ends with a picture of the hands laid out in melds.
+The whole record is checked before anything is shown or written: a record from another
+format version, a malformed one, one whose action is illegal at its point, one with actions
+after the game's end, or one whose final scores differ from the replay's is refused with a
+one-line error naming the step or the scores. Pictures show every hand (seat ``--seat`` at
+the bottom) unless ``--private`` hides what that seat could not see; each round ends with a
+picture of the hands laid out in melds. ``--gif`` needs a ``.gif`` file name, ``--frames`` a
+folder (created if missing), ``--fps`` a number in (0, 100].
+
+Exit status: 0 the game was replayed (or written); 1 the record is malformed or does not
+replay; 2 a bad command line (a record file that cannot be read, a flag value out of range,
+an output path that cannot be written).
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from .actions import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
-from .records import GameRecord, load_record, replay
+from .cli_checks import output_dir_problem, output_file_problem, positive_float
+from .records import GameRecord, load_record, replay, replay_final
 from .tui import card_label, final_view, require_rich, round_view, table_view
 
 
@@ -38,7 +46,11 @@ def describe_action(seat: int, top: int | None, action: int, state_after: Any, n
 
 
 def frames(record: GameRecord, *, seat: int = 0, private: bool = False) -> Iterator[tuple[np.ndarray, bool]]:
-    """Pictures of the replayed game: one per position, plus one per finished round (flagged ``True``)."""
+    """Pictures of the replayed game: one per position, plus one per finished round (flagged ``True``).
+
+    The record is checked to its end (``ValueError`` from :func:`tt_env.records.replay` for
+    actions after the game's end or final scores that differ).
+    """
     from .render_image import render_round_end, render_table
 
     rounds_seen = 0
@@ -49,7 +61,7 @@ def frames(record: GameRecord, *, seat: int = 0, private: bool = False) -> Itera
             totals = [sum(r.points[p] for r in state.round_results) for p in range(record.rules.num_players)]
             yield render_round_end(state.round_results[-1], record.rules, totals), True
             if state.game_over:
-                break
+                continue  # no table after the last round; replay() still checks what the record holds after it
         yield render_table(state, seat, reveal_all=not private), False
 
 
@@ -71,9 +83,13 @@ def save_gif(record: GameRecord, path: str | Path, *, seat: int = 0, private: bo
 
 
 def save_frames(record: GameRecord, directory: str | Path, *, seat: int = 0, private: bool = False) -> int:
-    """Write the replay as ``frame_00000.png``, ... in ``directory``; returns the number of frames."""
+    """Write the replay as ``frame_00000.png``, ... in ``directory``; returns the number of frames.
+
+    The record is replayed once before the first file is written, so a bad record leaves no frames.
+    """
     from PIL import Image
 
+    replay_final(record)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     count = 0
@@ -91,7 +107,8 @@ def print_replay(record: GameRecord, console: Any, *, step: bool = False,
                   markup=False)
     before: tuple[int, int | None] = (0, None)
     rounds_seen = 0
-    for i, env in replay(record):
+    game_over = False
+    for i, env in replay(record):  # replay() raises ValueError on what follows a bad step, also after the end
         state = env.game_state
         if i > 0:
             line = describe_action(*before, record.actions[i - 1], state, names)
@@ -102,7 +119,8 @@ def print_replay(record: GameRecord, console: Any, *, step: bool = False,
             console.print(round_view(state.round_results[-1], record.rules, totals, names))
         if state.game_over:
             console.print(final_view(state, names))
-            return
+            game_over = True
+            continue
         if step and i < len(record.actions):
             console.print(table_view(state, state.current_player, names, reveal_all=True))
             console.print("Enter: next move, q: stop > ", end="", markup=False)
@@ -113,41 +131,70 @@ def print_replay(record: GameRecord, console: Any, *, step: bool = False,
                 console.print()
                 return
         before = (state.current_player, state.discard_pile[-1] if state.discard_pile else None)
-    console.print(f"The record ends after {len(record.actions)} actions, before the game is over.", markup=False)
+    if not game_over:
+        console.print(f"The record ends after {len(record.actions)} actions, before the game is over.",
+                      markup=False)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tt_env.replay", description="Replay a saved Three Thirteen game.")
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m tt_env.replay", description="Replay a saved Three Thirteen game.",
+                                     epilog="exit status: 0 replayed; 1 the record is malformed or does not replay; "
+                                            "2 a bad command line")
     parser.add_argument("record", help="a game record (JSON) saved by tt_env.play or the evaluator")
     out = parser.add_mutually_exclusive_group()
-    out.add_argument("--gif", metavar="OUT.gif", help="render the game to an animated GIF")
-    out.add_argument("--frames", metavar="DIR", help="render the game to numbered PNG files in DIR")
+    out.add_argument("--gif", metavar="OUT.gif", help="render the game to an animated GIF (a .gif file)")
+    out.add_argument("--frames", metavar="DIR", help="render the game to numbered PNG files in the folder DIR")
     parser.add_argument("--step", action="store_true", help="show the table before each move and wait for Enter")
     parser.add_argument("--seat", type=int, default=0, help="seat at the bottom of the pictures (default 0)")
     parser.add_argument("--private", action="store_true", help="pictures show only what --seat could see")
-    parser.add_argument("--fps", type=float, default=4.0, help="moves per second in the GIF (default 4)")
+    parser.add_argument("--fps", type=positive_float(100, why=" (GIF frame times are in hundredths of a second)"),
+                        default=4.0, help="moves per second in the GIF, in (0, 100] (default 4)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; returns the exit status (argument errors exit with status 2 via ``parser.error``)."""
+    parser = build_parser()
     args = parser.parse_args(argv)
+    if args.gif and (problem := output_file_problem(args.gif, (".gif",))):
+        parser.error(f"--gif {args.gif}: {problem}")
+    if args.frames and (problem := output_dir_problem(args.frames)):
+        parser.error(f"--frames {args.frames}: {problem}")
     try:
         record = load_record(args.record)
-        if not 0 <= args.seat < record.rules.num_players:
-            raise ValueError(f"--seat {args.seat} is not a seat of this game: use 0..{record.rules.num_players - 1}")
-        if args.fps <= 0:
-            raise ValueError(f"--fps {args.fps} is not allowed: use a positive number")
-        if args.gif or args.frames:
+    except ValueError as exc:  # the file's content: not JSON, not a record
+        return _bad_record(exc)
+    except OSError as exc:  # missing, a folder, no permission to read
+        parser.error(str(exc) if isinstance(exc, FileNotFoundError) else f"cannot read {args.record}: {exc}")
+    if not 0 <= args.seat < record.rules.num_players:
+        parser.error(f"--seat {args.seat} is not a seat of this game: use 0..{record.rules.num_players - 1}")
+    try:
+        replay_final(record)  # every step, what follows the end and the final scores, before any output
+    except ValueError as exc:
+        return _bad_record(exc, args.record)
+    if args.gif or args.frames:
+        try:
             if args.gif:
                 count = save_gif(record, args.gif, seat=args.seat, private=args.private, fps=args.fps)
             else:
                 count = save_frames(record, args.frames, seat=args.seat, private=args.private)
-            print(f"wrote {count} frames to {args.gif or args.frames}")
-            return 0
-        require_rich()
-        from rich.console import Console
+        except OSError as exc:  # checked above; only a change on disk since then gets here
+            print(f"python -m tt_env.replay: error: cannot write {args.gif or args.frames}: {exc}", file=sys.stderr)
+            return 2
+        print(f"wrote {count} frames to {args.gif or args.frames}")
+        return 0
+    require_rich()
+    from rich.console import Console
 
-        print_replay(record, Console(highlight=False), step=args.step)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    print_replay(record, Console(highlight=False), step=args.step)
     return 0
+
+
+def _bad_record(exc: Exception, path: str | None = None) -> int:
+    """Report a record that cannot be replayed in one line; exit status 1."""
+    where = f"game record {path!r}: " if path else ""
+    print(f"python -m tt_env.replay: error: {where}{exc}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

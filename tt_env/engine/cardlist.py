@@ -36,7 +36,14 @@ class CardList(list):
         return (type(self), (list(self),))
 
     def __copy__(self) -> CardList:
-        return type(self)(self)
+        return self.copy()
+
+    def copy(self) -> CardList:  # type: ignore[override]
+        """A copy with its own count vector (copied as one block, not recounted)."""
+        dup = CardList.__new__(CardList)
+        list.extend(dup, self)
+        dup.counts = array("f", self.counts)
+        return dup
 
     def __deepcopy__(self, memo: dict) -> CardList:
         copied = memo[id(self)] = type(self)(self)

@@ -96,8 +96,31 @@ class GameState:
         return least_penalty(self.hands[seat], self.wild_rank, r.aces_high, r.meld_needs_natural)
 
     def clone(self) -> GameState:
-        """An independent copy (random generator included), for search and what-ifs."""
+        """An independent copy (random generators included, deep-copied), for what-ifs."""
         return copy.deepcopy(self)
+
+    def copy(self, rng: np.random.Generator | None = None) -> GameState:
+        """A cheap independent copy for simulation: card lists copied, rules and finished rounds shared.
+
+        With ``rng`` the copy deals and reshuffles from ``rng`` (nothing is copied: the search's
+        hot path); without, its generators are deep copies of this state's (the copy then
+        replays exactly what this state would). Finished :class:`RoundRecord` s are shared,
+        never mutated.
+        """
+        dup = copy.copy(self)
+        dup.hands = [list(h) for h in self.hands]
+        dup.stock = list(self.stock)
+        dup.discard_pile = _copy_cards(self.discard_pile)
+        dup.scores = list(self.scores)
+        dup.known_taken = [list(k) for k in self.known_taken]
+        dup.discards = [_copy_cards(d) for d in self.discards]
+        dup.round_results = list(self.round_results)
+        if rng is not None:
+            dup.rng, dup.shuffle_rng = rng, None
+        else:
+            dup.rng = copy.deepcopy(self.rng)
+            dup.shuffle_rng = None if self.shuffle_rng is None else copy.deepcopy(self.shuffle_rng)
+        return dup
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready snapshot, random generator state included."""
@@ -131,6 +154,11 @@ class GameState:
         return (f"round {self.round_number} turn {self.turn} seat {self.current_player} "
                 f"{'draw' if self.phase == PHASE_DRAW else 'discard'}; top {top}; "
                 f"stock {len(self.stock)}; scores {self.scores}")
+
+
+def _copy_cards(cards: list[int]) -> list[int]:
+    """A copy of a card list, keeping a :class:`CardList` a ``CardList``."""
+    return cards.copy()
 
 
 def new_game(rules: Rules, rng: np.random.Generator, *,
@@ -266,10 +294,22 @@ def apply(state: GameState, action: int) -> StepResult:
     return result
 
 
+def applied(state: GameState, action: int, rng: np.random.Generator | None = None
+            ) -> tuple[GameState, StepResult]:
+    """``action`` played on a copy of ``state`` (:meth:`GameState.copy` with ``rng``); ``state`` is untouched."""
+    child = state.copy(rng)
+    return child, apply(child, action)
+
+
+def round_penalties(state: GameState) -> list[int]:
+    """Points each seat would score if the round ended now: its least penalty, 0 for who went out."""
+    return [0 if seat == state.went_out else state.penalty(seat) for seat in range(state.rules.num_players)]
+
+
 def _end_round(state: GameState) -> RoundRecord:
     """Score every hand, add to the totals, record the round, and deal the next (or end the game)."""
     n = state.rules.num_players
-    points = [0 if seat == state.went_out else state.penalty(seat) for seat in range(n)]
+    points = round_penalties(state)
     record = RoundRecord(round_number=state.round_number, dealer=state.dealer, went_out=state.went_out,
                          hands=[list(h) for h in state.hands], points=points, turns=state.turn)
     state.round_results.append(record)

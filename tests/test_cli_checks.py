@@ -1,0 +1,124 @@
+"""The argument checks the command-line tools share: number ranges and writable output paths."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import pytest
+
+from tt_env import cli_checks
+from tt_env.cli_checks import (decks_arg, int_at_least, output_dir_problem, output_file_problem, positive_float,
+                               seed_arg, workers_note)
+
+needs_non_root = pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
+                                    reason="root may write anywhere: permission checks mean nothing")
+
+
+def test_int_at_least_names_the_value_and_the_range():
+    at_least_one = int_at_least(1)
+    assert at_least_one("3") == 3
+    with pytest.raises(argparse.ArgumentTypeError, match=r"^0 is not allowed: use an integer >= 1$"):
+        at_least_one("0")
+    with pytest.raises(argparse.ArgumentTypeError, match=r"^'x' is not an integer: use an integer >= 1$"):
+        at_least_one("x")
+
+
+def test_negative_seeds_are_refused_by_name():
+    assert seed_arg("0") == 0 and seed_arg("123456789012") == 123456789012
+    with pytest.raises(argparse.ArgumentTypeError, match=r"^-3 is not allowed: use a seed, an integer >= 0$"):
+        seed_arg("-3")
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "nan", "inf", "-inf", "101", "fast"])
+def test_positive_float_refuses_zero_negative_non_finite_and_too_large(text):
+    with pytest.raises(argparse.ArgumentTypeError, match=r"use a number > 0 and <= 100"):
+        positive_float(100)(text)
+
+
+def test_positive_float_accepts_the_range():
+    assert positive_float(100)("0.5") == 0.5 and positive_float(100)("100") == 100.0
+    assert positive_float()("1e9") == 1e9
+
+
+@pytest.mark.parametrize("text", ["0", "-2", "many", "1.5"])
+def test_decks_is_auto_or_a_positive_integer(text):
+    assert decks_arg("auto") == "auto" and decks_arg("AUTO") == "auto" and decks_arg("3") == 3
+    with pytest.raises(argparse.ArgumentTypeError, match=r"use 'auto' or a number of decks >= 1"):
+        decks_arg(text)
+
+
+def test_workers_note_only_beyond_the_cores(monkeypatch):
+    monkeypatch.setattr(cli_checks, "available_cpus", lambda: 2)
+    assert workers_note(2) is None
+    assert workers_note(3) == ("note: --workers 3 is more than the 2 CPU core(s) here: the extra workers share "
+                               "the cores and do not make the run faster")
+
+
+def test_a_writable_file_in_missing_folders_is_fine_and_nothing_is_created(tmp_path):
+    assert output_file_problem(tmp_path / "a" / "b" / "out.json") is None
+    assert output_file_problem(tmp_path / "out.gif", (".gif",)) is None
+    existing = tmp_path / "old.json"
+    existing.write_text("{}")
+    assert output_file_problem(existing) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.json"]
+
+
+def test_a_folder_is_not_a_file_name(tmp_path):
+    assert output_file_problem(tmp_path, (".png",)) == f"it is a folder: give a file name, such as {tmp_path}/out.png"
+
+
+def test_a_file_name_needs_its_suffix(tmp_path):
+    assert output_file_problem(tmp_path / "game.png", (".gif",)) == "the file name does not end in .gif"
+    assert output_file_problem(tmp_path / "GAME.GIF", (".gif",)) is None
+
+
+def test_a_file_where_a_folder_should_be(tmp_path):
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("x")
+    assert output_file_problem(blocker / "sub" / "out.json") == f"{blocker} is a file, not a folder"
+    assert output_dir_problem(blocker / "frames") == f"{blocker} is a file, not a folder"
+    assert output_dir_problem(blocker) == "it is a file, not a folder"
+
+
+def test_a_path_that_is_not_a_regular_file_is_refused():
+    assert output_file_problem(os.devnull) == "it exists and is not a regular file"
+
+
+def test_existing_and_missing_folders_are_fine(tmp_path):
+    assert output_dir_problem(tmp_path) is None
+    assert output_dir_problem(tmp_path / "new" / "deeper") is None
+    assert list(tmp_path.iterdir()) == []
+
+
+@needs_non_root
+def test_a_read_only_folder_is_reported(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        assert output_file_problem(locked / "out.json") == f"no permission to write in {locked}"
+        assert output_dir_problem(locked / "frames") == f"no permission to write in {locked}"
+        assert output_dir_problem(locked) == f"no permission to write in {locked}"
+    finally:
+        locked.chmod(0o755)
+
+
+@needs_non_root
+def test_a_read_only_file_is_reported(tmp_path):
+    target = tmp_path / "out.json"
+    target.write_text("{}")
+    target.chmod(0o444)
+    assert output_file_problem(target) == "no permission to write it"
+
+
+def test_permission_denied_as_os_access_reports_it(tmp_path, monkeypatch):
+    """The permission branch, also where the tests run as root (``os.access`` says no for one folder)."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_access = os.access
+    monkeypatch.setattr(cli_checks.os, "access",
+                        lambda path, mode: False if os.fspath(path) == str(locked) else real_access(path, mode))
+    assert output_file_problem(locked / "sub" / "out.json") == f"no permission to write in {locked}"
+    assert output_dir_problem(locked) == f"no permission to write in {locked}"
+    assert output_file_problem(tmp_path / "fine.json") is None

@@ -1,0 +1,64 @@
+"""``python -m training.main_job`` refuses bad arguments and an unwritable run folder before training."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+pytest.importorskip("torch")
+from training import main_job  # noqa: E402
+
+
+@pytest.fixture
+def no_training(monkeypatch):
+    """Fail the test if training or an evaluation starts."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("training or an evaluation started before the arguments were checked")
+
+    monkeypatch.setattr(main_job, "train", refuse)
+    monkeypatch.setattr(main_job, "evaluation_table", refuse)
+
+
+def _refused(argv, capsys) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        main_job.main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--deals", "0"], "argument --deals: 0 is not allowed: use an integer >= 1"),
+    (["--seed", "-2"], "argument --seed: -2 is not allowed: use a seed, an integer >= 0"),
+    (["--workers", "0"], "argument --workers: 0 is not allowed: use an integer >= 1"),
+    (["--workers", "two"], "argument --workers: 'two' is not an integer"),
+    (["--set", "no_such_key=1"], "no_such_key"),
+    (["--config", "missing.yaml"], "config file 'missing.yaml' does not exist"),
+])
+def test_bad_arguments_are_refused_before_training(argv, message, capsys, no_training):
+    assert message in _refused(argv, capsys)
+
+
+def test_a_run_folder_below_a_file_is_refused_before_training(tmp_path, capsys, no_training):
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("x")
+    line = _refused(["--set", f"run_dir={blocker}"], capsys)
+    assert f"run folder {blocker / 'main_job'}" in line and f"{blocker} is a file, not a folder" in line
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root may write anywhere")
+def test_a_read_only_run_folder_is_refused_before_training(tmp_path, capsys, no_training):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        assert f"no permission to write in {locked}" in _refused(["--set", f"run_dir={locked}"], capsys)
+    finally:
+        locked.chmod(0o755)
+
+
+def test_skip_training_needs_the_checkpoint(tmp_path, capsys, no_training):
+    line = _refused(["--skip-training", "--set", f"run_dir={tmp_path}"], capsys)
+    assert "--skip-training needs an existing" in line and "final.pt" in line

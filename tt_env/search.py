@@ -1,0 +1,175 @@
+"""Search over sampled hidden cards: :func:`determinize` turns what a seat knows into a full game.
+
+A seat's observation (``tt_env.observation``) fixes its own hand, the discard pile (top and
+contents), the cards each opponent is known to hold (taken from the discard pile this round),
+every hand size, the stock size, the scores, the round, the phase and the turn. Everything
+else, the *hidden* cards, lies in the opponents' other slots and in the stock. A
+determinization deals those hidden cards uniformly at random (one uniform permutation of the
+hidden multiset, cut into the opponents' unknown slots and the stock), so every arrangement
+consistent with the observation has positive probability, and it reads nothing but the
+observation: the true hidden cards cannot influence it.
+
+The state returned has the observer at seat 0 and its opponents at seats 1.. in the order of
+the observation (the observer's left first), so ``encode(determinize(obs, rules, rng), 0)``
+equals ``obs`` exactly. What the observation does not say is filled in as follows:
+
+- the order of the discard pile below its top: a uniform permutation (it matters only for
+  nothing: a reshuffle shuffles it anyway);
+- the seat to move: the observer when ``action_mask`` has a legal action; otherwise the seat
+  that the discard counts and hand sizes imply (the player to discard holds one card more;
+  the seats that have discarded once more than the others are the first ones of the round),
+  drawn uniformly when several fit;
+- the dealer: the seat right of the round's first player (turns pass one seat at a time);
+- the card the observer took from the discard pile this turn: the card the mask forbids
+  (default rules) in the discard phase, else none;
+- the observer's own discards of this round (its opponents' view of it, used only when
+  search lets opponents move): the discard pile's cards not explained by the opponents'
+  discards, as many as its discard count allows;
+- the generators: fresh ones drawn from ``rng`` for the next deals and reshuffles.
+
+``GameState.copy`` and ``game.applied`` make the cheap copies search plays on, and
+``game.round_penalties`` gives the points of a round ending now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .engine import game
+from .engine.cardlist import CardList
+from .engine.rules import Rules, hand_size
+from .observation import HAND_SCALE, SCORE_SCALE, get_layout
+
+
+class InconsistentObservation(ValueError):
+    """The observation cannot come from a game under the given rules (wrong rules or a corrupt vector)."""
+
+
+def _counts(block: np.ndarray) -> np.ndarray:
+    return np.rint(block).astype(np.int64)
+
+
+def _cards_of(counts: np.ndarray) -> list[int]:
+    """Card ints of a count vector, each repeated by its count, in card order."""
+    return np.repeat(np.arange(52), counts).tolist()
+
+
+def determinize(observation: np.ndarray | Mapping[str, Any], rules: Rules, rng: np.random.Generator,
+                action_mask: np.ndarray | None = None) -> game.GameState:
+    """A full game state consistent with ``observation`` (the observer at seat 0), hidden cards sampled.
+
+    ``observation`` is a seat's observation vector, or the env's dict with ``"observation"``
+    and ``"action_mask"``. ``rules`` are the game's rules (public). Raises
+    :class:`InconsistentObservation` when the observation cannot arise under ``rules``.
+    """
+    if isinstance(observation, Mapping):
+        if action_mask is None:
+            action_mask = observation.get("action_mask")
+        observation = observation["observation"]
+    obs = np.asarray(observation, dtype=np.float32)
+    n = rules.num_players
+    lay = get_layout(n)
+    if obs.shape != (lay.size,):
+        raise InconsistentObservation(f"observation of shape {obs.shape} does not fit {n} players: expected "
+                                      f"({lay.size},)")
+    opp = n - 1
+    hand = _counts(obs[lay.hand:lay.hand + 52])
+    top_block = obs[lay.discard_top:lay.discard_top + 52]
+    top = int(top_block.argmax()) if top_block.any() else None
+    below = _counts(obs[lay.discard_below:lay.discard_below + 52])
+    taken = _counts(obs[lay.opponent_taken:lay.opponent_taken + 52 * opp]).reshape(opp, 52)
+    discarded = _counts(obs[lay.opponent_discards:lay.opponent_discards + 52 * opp]).reshape(opp, 52)
+    round_number = int(obs[lay.round:lay.round + 11].argmax()) + 1
+    if round_number not in rules.rounds:
+        raise InconsistentObservation(f"round {round_number} is not played under rules.rounds={list(rules.rounds)}")
+    phase = int(obs[lay.phase + 1] > 0.5)
+    went = obs[lay.went_out:lay.went_out + n]
+    went_out = int(went.argmax()) if went.any() else None
+    sizes = [int(round(float(x) * HAND_SCALE)) for x in obs[lay.hand_sizes:lay.hand_sizes + n]]
+    stock_size = int(round(float(obs[lay.stock_size]) * rules.num_cards))
+    scores = [int(round(float(x) * SCORE_SCALE)) for x in obs[lay.scores:lay.scores + n]]
+    turn = int(round(float(obs[lay.turn]) * rules.max_turns_per_round))
+
+    # ---- the hidden cards and where they may go
+    pile_counts = below.copy()
+    if top is not None:
+        pile_counts[top] += 1
+    hidden = rules.num_decks - hand - pile_counts - taken.sum(axis=0)
+    if hidden.min() < 0:
+        card = int(hidden.argmin())
+        raise InconsistentObservation(f"card {card} is seen more often than the {rules.num_decks} deck(s) hold")
+    slots = [sizes[k] - int(taken[k - 1].sum()) for k in range(1, n)]
+    if min(slots, default=0) < 0 or sizes[0] != int(hand.sum()):
+        raise InconsistentObservation(f"hand sizes {sizes} do not fit the cards seen in the hands")
+    if sum(slots) + stock_size != int(hidden.sum()):
+        raise InconsistentObservation(f"{int(hidden.sum())} hidden cards do not fill {sum(slots)} unknown hand "
+                                      f"slots and a stock of {stock_size}")
+    pool = np.repeat(np.arange(52), hidden)
+    dealt = pool[rng.permutation(pool.size)].tolist()
+
+    hands = [_cards_of(hand)]
+    pos = 0
+    for k in range(1, n):
+        hands.append(_cards_of(taken[k - 1]) + dealt[pos:pos + slots[k - 1]])
+        pos += slots[k - 1]
+    stock = dealt[pos:]
+    rest = _cards_of(below)
+    rest = [rest[i] for i in rng.permutation(len(rest))]
+    discard_pile = CardList(rest + ([top] if top is not None else []))
+
+    # ---- who is to move, who dealt, what the observer took and threw
+    own_discards = turn - int(discarded.sum())
+    if own_discards < 0:
+        raise InconsistentObservation(f"turn {turn} is less than the {int(discarded.sum())} discards seen")
+    per_seat = [own_discards] + [int(d.sum()) for d in discarded]
+    legal_now = action_mask is not None and bool(np.asarray(action_mask).any())
+    movers = [0] if legal_now else _possible_movers(per_seat, turn, n, sizes, hand_size(round_number), phase,
+                                                    went_out)
+    if not movers:
+        raise InconsistentObservation(f"no seat can be the one to move (discards per seat {per_seat}, turn "
+                                      f"{turn}, hand sizes {sizes}, phase {phase})")
+    current = movers[int(rng.integers(len(movers)))] if len(movers) > 1 else movers[0]
+    if legal_now and current not in _possible_movers(per_seat, turn, n, sizes, hand_size(round_number), phase,
+                                                     went_out):
+        raise InconsistentObservation("the action mask says the observer is to move, but the observation's "
+                                      "turn and hand sizes say otherwise")
+    first = (current - turn) % n
+    taken_this_turn = None
+    known_taken = [[] for _ in range(n)]
+    for k in range(1, n):
+        known_taken[k] = _cards_of(taken[k - 1])
+    if legal_now and phase == game.PHASE_DISCARD and not rules.discard_drawn_discard:
+        banned = [c for c in set(hands[0]) if not action_mask[game.DISCARD_BASE + c]]
+        if banned:
+            taken_this_turn = banned[0]
+            known_taken[0] = [taken_this_turn]
+    unexplained = np.maximum(pile_counts - discarded.sum(axis=0), 0)
+    mine = _cards_of(unexplained)[:own_discards]
+    discards = [CardList(mine)] + [CardList(_cards_of(d)) for d in discarded]
+
+    deal_seed, shuffle_seed = rng.integers(2 ** 63, size=2)
+    return game.GameState(
+        rules=rules, rng=np.random.default_rng(int(deal_seed)), hands=hands, stock=stock,
+        discard_pile=discard_pile, round_index=rules.rounds.index(round_number), round_number=round_number,
+        dealer=(first - 1) % n, current_player=current, phase=phase, scores=scores, went_out=went_out,
+        turn=turn, taken_this_turn=taken_this_turn, known_taken=known_taken, discards=discards,
+        shuffle_rng=np.random.default_rng(int(shuffle_seed)))
+
+
+def _possible_movers(per_seat: list[int], turn: int, n: int, sizes: list[int], size: int, phase: int,
+                     went_out: int | None) -> list[int]:
+    """Seats that can be the one to move, given each seat's discards this round and the hand sizes."""
+    movers = []
+    for seat in range(n):
+        first = (seat - turn) % n
+        expected = [(turn - ((s - first) % n) + n - 1) // n for s in range(n)]
+        if expected != per_seat or seat == went_out:
+            continue
+        want = [size + (1 if (s == seat and phase == game.PHASE_DISCARD) else 0) for s in range(n)]
+        if want != sizes:
+            continue
+        movers.append(seat)
+    return movers
