@@ -11,7 +11,7 @@ import pytest
 
 ENGINE_MODULES = ("tt_env.engine", "tt_env.engine.cards", "tt_env.engine.rules", "tt_env.engine.melds",
                   "tt_env.engine.melds_py", "tt_env.engine.cardlist", "tt_env.engine.game")
-FORBIDDEN = ("gymnasium", "pettingzoo", "torch", "pygame", "PIL")
+FORBIDDEN = ("gymnasium", "pettingzoo", "torch", "pygame", "PIL", "pyspiel", "open_spiel")
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "tt_env"
 
 # Imports the engine modules in a fresh interpreter and prints which top-level packages

@@ -75,7 +75,7 @@ def test_deal_card_names_the_problem() -> None:
     state = new_game(Rules(), np.random.default_rng(4))
     collect_deal(state)
     deal_card(state, parse_card("7H"))
-    with pytest.raises(ValueError, match=r"card 32 is not in the stock: deal one of AC 2C .* KS"):
+    with pytest.raises(ValueError, match=r"card 32 \(7H\) is not in the stock: deal one of AC 2C .* KS"):
         deal_card(state, parse_card("7H"))  # one deck: there is only one 7H
     while cards_to_deal(state):
         deal_card(state, state.stock[-1])

@@ -9,6 +9,8 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
+from open_spiel.python.observation import make_observation  # noqa: E402
+
 import tt_env.openspiel_game as osg  # noqa: E402  (registers the game)
 from tt_env import three_thirteen_v0  # noqa: E402
 from tt_env.engine.cards import parse_card  # noqa: E402
@@ -164,6 +166,23 @@ def test_a_draw_from_an_empty_stock_chooses_among_the_cards_reshuffled() -> None
     assert turn == len(state.data.source) - 1 and state.game_state.hands[state.current_player()][-1] in cards
 
 
+def test_illegal_moves_and_outcomes_name_the_legal_ones() -> None:
+    state = load().new_initial_state()
+    with pytest.raises(ValueError, match=r"dealer=5 is not a seat: use 0\.\.1"):
+        state.apply_action(5)
+    state.apply_action(0)
+    state.apply_action(parse_card("8C"))
+    with pytest.raises(ValueError, match=r"card 7 \(8C\) is not in the stock: deal one of AC 2C 3C 4C 5C 6C 7C 9C"):
+        state.apply_action(parse_card("8C"))
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    with pytest.raises(ValueError, match=r"illegal action 30 at round 1 turn 0 .*: legal actions are \[0, 1\]"):
+        state.apply_action(30)
+    state.apply_action(TAKE_DISCARD)
+    with pytest.raises(ValueError, match=r"illegal action 0 \(draw stock\) at .*: legal actions are \[\d+, \d+, \d+\]"):
+        state.apply_action(DRAW_STOCK)
+
+
 def test_returns_are_the_relative_rewards_summed_and_zero_sum() -> None:
     for n in (2, 3, 4):
         state = play(load(num_players=n, rounds="1,2").new_initial_state(), np.random.default_rng(n))
@@ -204,8 +223,9 @@ def aec_script(num_players: int, seed: int, stock_bias: float, **rules):
         events.append(action)
         if action == DRAW_STOCK:
             events.append(gs.hands[seat][-1])
-        hands.append([sorted(h) for h in gs.hands])
-        if len(gs.round_results) > rounds_done and not gs.game_over:
+        ended = len(gs.round_results) > rounds_done
+        hands.append([sorted(h) for h in (gs.round_results[-1].hands if ended else gs.hands)])
+        if ended and not gs.game_over:
             events.extend(deal_events())
     returns = [totals[f"player_{i}"] for i in range(num_players)]
     return events, hands, [r.points for r in gs.round_results], returns
@@ -225,10 +245,13 @@ def test_same_cards_and_actions_as_the_aec_env_give_the_same_game(num_players, s
     for action in events:
         card_drawn = state.data.pending_draw  # this chance node gives the card of a stock draw
         player = state.current_player()
+        rounds_done = len(state.game_state.round_results) if state.game_state else 0
         state.apply_action(action)
         refills += card_drawn and bool(state.data.refills) and state.data.refills[-1][0] == len(state.data.source) - 1
         if card_drawn or (player >= 0 and action != DRAW_STOCK):  # a decision is complete
-            assert [sorted(h) for h in state.game_state.hands] == hands[decision], f"after decision {decision}"
+            gs = state.game_state
+            now = gs.round_results[-1].hands if len(gs.round_results) > rounds_done else gs.hands
+            assert [sorted(h) for h in now] == hands[decision], f"after decision {decision}"
             decision += 1
     assert decision == len(hands) and state.is_terminal()
     assert [r.points for r in state.game_state.round_results] == points
@@ -275,10 +298,7 @@ def test_the_information_state_keeps_the_players_own_draws_in_order() -> None:
     game = load(rounds="5")
     state = play(game.new_initial_state(), np.random.default_rng(1), steps=40, stock_bias=1.0)
     d = state.data
-    observer = pyspiel.make_observation if False else None  # noqa: F841 (kept simple below)
-    from tt_env.openspiel_observer import InfoStateObserver
-
-    view = InfoStateObserver(d.rules)
+    view = make_observation(game, pyspiel.IIGObservationType(perfect_recall=True))
     for p in (0, 1):
         view.set_from(state, p)
         for t, card in enumerate(d.drawn):
@@ -295,10 +315,7 @@ def test_the_information_state_keeps_the_players_own_draws_in_order() -> None:
 def test_the_observation_is_the_env_observation() -> None:
     game = load(num_players=3, rounds="3")
     state = play(game.new_initial_state(), np.random.default_rng(2), steps=50)
-    obs = pyspiel.IIGObservationType(perfect_recall=False)
-    from open_spiel.python.observation import make_observation
-
-    observation = make_observation(game, obs)
+    observation = make_observation(game, pyspiel.IIGObservationType(perfect_recall=False))
     for p in range(3):
         observation.set_from(state, p)
         assert np.array_equal(observation.tensor, encode(state.game_state, p))
@@ -439,6 +456,21 @@ def test_a_checkpoint_agent_plays_as_a_bot() -> None:
     bots = [make_bot("ppo-2p-v0", game, 0, seed=0), make_bot("models/checkpoints/ppo-2p-v0.pt", game, 1, seed=1)]
     returns = evaluate_bots(game.new_initial_state(), bots, np.random.RandomState(1))
     assert len(returns) == 2 and abs(sum(returns)) < 1e-12
+
+
+def test_readme_example_runs() -> None:
+    import contextlib
+    import io
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S) if "python_three_thirteen" in b)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "README:openspiel-example", "exec"), {})
+    lines = out.getvalue().strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("totals [")
 
 
 def test_make_bot_names_the_problem() -> None:

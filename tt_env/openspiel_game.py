@@ -48,13 +48,15 @@ drawn. Taking the top of the discard pile is not a chance event: that card is pu
 
 The engine state behind a game state (``state.game_state``) is dealt through the engine hooks
 ``collect_deal`` / ``deal_card`` (a deal made of the chance outcomes) and ``stack_stock`` (the
-card a stock draw takes); the engine's own random generator decides nothing that matters.
+card a stock draw takes); the engine's own random generator decides nothing that matters, so
+all states share one.
 
 ## Returns
 
 Zero until the end, then per player the sum over the rounds of the env's `relative` reward,
 (mean of the others' round penalties - own penalty) / 100, computed from the final totals in
-integers, (sum of all totals - N * own total) / (100 (N - 1)), so they sum to zero.
+integers, (sum of all totals - N * own total) / (100 (N - 1)): the numerators sum to exactly
+zero, the returns to zero up to float rounding.
 `min_utility`/`max_utility` are -/+ M / 100, M the largest total penalty a player can collect:
 per round the sum of the most expensive hand-size cards of the shoe (a true bound, not tight).
 `max_game_length` counts decisions: 2 per turn, at most `max_turns_per_round + N - 1` turns a
@@ -66,9 +68,9 @@ The information state (tensor and string) holds what the player saw this round i
 dealt cards, the first discard, every turn's draw (source, and the card when the player knows
 it: its own stock draws and every card taken from the pile) and discard, who went out and the
 hand they laid down (public by the rules; the env's observation does not carry it), plus the
-round, dealer, totals and the current hand. Earlier rounds enter only through the totals they
-left: a round starts afresh from a full shoe, so nothing else of them bears on the rest of the
-game. ``resample_from_infostate`` deals the cards the player cannot see anew (see
+round, dealer, totals and the current hand. It is perfect recall within the round; earlier
+rounds enter only through the totals they left: a round starts afresh from a full shoe, so
+nothing else of them bears on the rest of the game. ``resample_from_infostate`` deals the cards the player cannot see anew (see
 ``tt_env.openspiel_resample``), so information-set search (OpenSpiel's ``ISMCTSBot``) works.
 ``deserialize_game_and_state`` unpickles the state (OpenSpiel's format for Python games):
 deserialize only strings you made.
@@ -84,15 +86,19 @@ import pyspiel
 
 from .actions import action_name
 from .engine import game as engine
-from .engine.cards import card_str, card_value, cards_str
+from .engine.cards import card_str, card_value
 from .engine.rules import Rules, hand_size, option_names
+from .openspiel_observer import make_observer
 from .three_thirteen_v0 import REWARD_SCALE
 
 GAME_NAME = "python_three_thirteen"
 NUM_CARD_TYPES = 52
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
-_ENGINE_SEED = 0  # the engine's own generator only makes deals that collect_deal takes back
+# The engine's own generator decides nothing here: it makes deals that collect_deal takes back
+# and the order of a refilled stock, whose next card a chance node chooses anyway. So every
+# engine state of this game shares this one (copies are cheaper without a generator each).
+_ENGINE_RNG = np.random.default_rng(0)
 
 
 # ---------------------------------------------------------------------------- parameters
@@ -200,8 +206,6 @@ class ThreeThirteenGame(pyspiel.Game):
                          params: Mapping[str, Any] | None = None) -> Any:
         """The observer of ``iig_obs_type``: perfect recall gives the information state, else the
         env's observation (default)."""
-        from .openspiel_observer import make_observer  # noqa: PLC0415 (it imports this module)
-
         if isinstance(iig_obs_type, Mapping):  # OpenSpiel calls make_py_observer(params) too
             iig_obs_type, params = None, iig_obs_type
         return make_observer(self.rules, iig_obs_type, params)
@@ -232,7 +236,7 @@ class StateData:
     def __deepcopy__(self, memo: dict) -> StateData:
         copied = StateData.__new__(StateData)
         copied.rules = self.rules  # frozen
-        copied.engine = None if self.engine is None else self.engine.clone()
+        copied.engine = None if self.engine is None else self.engine.copy(_ENGINE_RNG)
         copied.to_deal, copied.pending_draw, copied.out_turn = self.to_deal, self.pending_draw, self.out_turn
         copied.dealt, copied.source = list(self.dealt), list(self.source)
         copied.drawn, copied.discarded = list(self.drawn), list(self.discarded)
@@ -300,9 +304,9 @@ class ThreeThirteenState(pyspiel.State):
         d = self._data
         state = d.engine
         if state is None:
-            d.engine = engine.new_game(d.rules, np.random.default_rng(_ENGINE_SEED))
-            engine.collect_deal(d.engine, dealer=action)
-            d.to_deal = engine.cards_to_deal(d.engine)
+            state = engine.new_game(d.rules, _ENGINE_RNG)
+            engine.collect_deal(state, dealer=action)
+            d.engine, d.to_deal = state, engine.cards_to_deal(state)
         elif d.to_deal:
             engine.deal_card(state, action)
             d.dealt.append(action)
@@ -365,7 +369,7 @@ class ThreeThirteenState(pyspiel.State):
         the randomness. The new state's own ``history()`` starts empty: pyspiel keeps the action
         history in C++, and the real one would tell the hidden cards.
         """
-        from .openspiel_resample import resample  # noqa: PLC0415
+        from .openspiel_resample import resample  # here: that module builds on this one
 
         seed = int(probability_sampler() * 2.0**52)
         fresh = self.get_game().new_initial_state()
@@ -385,10 +389,18 @@ class ThreeThirteenState(pyspiel.State):
             stage = "game over" if state.game_over else f"player_{state.current_player} to move"
         lines = [f"{state.describe()}; dealer {state.dealer}; {stage}"]
         for seat, hand in enumerate(state.hands):
-            lines.append(f"player_{seat} ({state.scores[seat]}): {cards_str(sorted(hand))}")
-        lines.append(f"discard pile: {cards_str(state.discard_pile)}")
-        lines.append(f"stock: {cards_str(sorted(state.stock))}")
+            lines.append(f"player_{seat} ({state.scores[seat]}): {_names(sorted(hand))}")
+        lines.append(f"discard pile: {_names(state.discard_pile)}")
+        lines.append(f"stock: {_names(sorted(state.stock))}")
         return "\n".join(lines)
+
+
+_CARD_NAMES = [card_str(c) for c in range(NUM_CARD_TYPES)]
+
+
+def _names(cards: list[int]) -> str:
+    """``cards_str``, by table lookup (``__str__`` runs at every step of OpenSpiel's tests)."""
+    return " ".join([_CARD_NAMES[c] for c in cards])
 
 
 if GAME_NAME not in pyspiel.registered_names():

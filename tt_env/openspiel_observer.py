@@ -44,6 +44,7 @@ from .render_text import render_text
 
 SCORE_SCALE = 100.0
 NUM_ROUNDS = 11
+_NAMES = [card_str(c) for c in range(52)]
 
 
 def make_observer(rules: Rules, iig_obs_type: pyspiel.IIGObservationType | None,
@@ -140,15 +141,18 @@ class InfoStateObserver:
             dealt[c] += 1.0
         if len(d.dealt) == n * hand_size(s.round_number) + 1:
             v["upcard"][d.dealt[-1]] = 1.0
-        source, drawn, discarded = v["draw_source"], v["drawn"], v["discarded"]
-        first = s.dealer + 1
-        for t, src in enumerate(d.source):
-            source[t, src] = 1.0
-            card = d.drawn[t]
-            if card >= 0 and (src == 1 or (first + t) % n == player):
-                drawn[t, card] = 1.0
-            if d.discarded[t] >= 0:
-                discarded[t, d.discarded[t]] = 1.0
+        turns = len(d.source)
+        if turns:
+            rows = np.arange(turns)
+            src = np.array(d.source)
+            card = np.array(d.drawn)
+            gone = np.array(d.discarded)
+            v["draw_source"][rows, src] = 1.0
+            mine = (player - s.dealer - 1) % n  # this player's turns are mine, mine + n, ...
+            seen = (card >= 0) & ((src == 1) | (rows % n == mine))
+            v["drawn"][rows[seen], card[seen]] = 1.0
+            done = gone >= 0
+            v["discarded"][rows[done], gone[done]] = 1.0
 
     def string_from(self, state: Any, player: int) -> str:
         d = state.data
@@ -158,21 +162,16 @@ class InfoStateObserver:
         n = self.num_players
         parts = [f"player {player}; round {s.round_number}; dealer {s.dealer}; "
                  f"scores {' '.join(map(str, s.scores))}",
-                 f"dealt: {cards_str(own_dealt(d, player))}"]
+                 "dealt: " + " ".join([_NAMES[c] for c in own_dealt(d, player)])]
         if len(d.dealt) == n * hand_size(s.round_number) + 1:
-            parts.append(f"up: {card_str(d.dealt[-1])}")
-        first = s.dealer + 1
-        turns = []
-        for t, src in enumerate(d.source):
-            seat = (first + t) % n
-            card = d.drawn[t]
-            shown = card_str(card) if card >= 0 and (src == 1 or seat == player) else "?"
-            move = f"{seat}:{'take' if src else 'stock'} {shown}"
-            if d.discarded[t] >= 0:
-                move += f", {card_str(d.discarded[t])}"
-            turns.append(move)
-        if turns:
-            parts.append(" / ".join(turns))
+            parts.append(f"up: {_NAMES[d.dealt[-1]]}")
+        if d.source:
+            mine = (player - s.dealer - 1) % n  # this player's turns are mine, mine + n, ...
+            drawn = ["take " + _NAMES[c] if src else ("stock " + _NAMES[c] if t % n == mine and c >= 0 else "stock ?")
+                     for t, (src, c) in enumerate(zip(d.source, d.drawn))]
+            seats = [str((s.dealer + 1 + t) % n) for t in range(n)]
+            parts.append(" / ".join([f"{seats[t % n]}:{move}, {_NAMES[x]}" if x >= 0 else f"{seats[t % n]}:{move}"
+                                     for t, (move, x) in enumerate(zip(drawn, d.discarded))]))
         if s.went_out is not None:
             parts.append(f"out: {s.went_out} ({cards_str(sorted(s.hands[s.went_out]))})")
         parts.append(f"hand: {cards_str(sorted(s.hands[player]))}")

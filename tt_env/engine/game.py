@@ -389,7 +389,7 @@ def deal_card(state: GameState, card: int) -> None:
     if left == 0:
         raise ValueError(f"no card is due: the deal of round {state.round_number} is complete")
     if card not in state.stock:
-        raise ValueError(f"card {card!r} is not in the stock: deal one of {cards_str(sorted(set(state.stock)))}")
+        raise ValueError(f"{_card_label(card)} is not in the stock: deal one of {cards_str(sorted(set(state.stock)))}")
     state.stock.remove(card)
     if left == 1:
         state.discard_pile.append(card)
@@ -409,7 +409,7 @@ def stack_stock(state: GameState, card: int) -> bool:
     pool = state.discard_pile[:-1] if empty else state.stock
     if card not in pool:
         where = "the discard pile under its top (the stock is empty)" if empty else "the stock"
-        raise ValueError(f"card {card!r} is not in {where}: choose one of {cards_str(sorted(set(pool)))}"
+        raise ValueError(f"{_card_label(card)} is not in {where}: choose one of {cards_str(sorted(set(pool)))}"
                          if pool else "nothing to draw: the stock is empty and the discard pile holds only its top card")
     if empty:
         _refill_stock(state)
@@ -418,3 +418,10 @@ def stack_stock(state: GameState, card: int) -> bool:
         i = stock.index(card)
         stock[i], stock[-1] = stock[-1], stock[i]
     return empty
+
+
+def _card_label(card: object) -> str:
+    """``card 32 (7H)`` for a card int, else its repr, for error messages."""
+    if isinstance(card, (int, np.integer)) and 0 <= card < 52:
+        return f"card {int(card)} ({card_str(int(card))})"
+    return f"card {card!r}"
