@@ -215,6 +215,12 @@ def main() -> None:
     args = parser.parse_args()
     if args.repeats < 1 or args.seconds <= 0:
         parser.error("--repeats must be >= 1 and --seconds > 0")
+    from tt_env.openspiel_game import rules_from_params
+
+    try:
+        rules_from_params({"num_players": args.num_players, "rounds": args.rounds})
+    except ValueError as exc:
+        parser.error(str(exc))
 
     print_header("Random play through pyspiel: decisions/s (chance nodes timed, not counted)", vars(args))
     contenders = build(args)
