@@ -89,6 +89,13 @@ class ISMCTSAgent:
         self.rules = rules or Rules()
         self.iterations, self.c = iterations, exploration
         self.candidates, self.opp_candidates = candidates, opponent_candidates
+        if rollout == "expert":
+            from ..observation import encode as _enc
+            _ex = ExpertAgent(self.rules)
+            _r = np.random.default_rng(0)
+
+            def rollout(st: GameState) -> int:
+                return _ex.act(_enc(st, st.current_player), game.action_mask(st), _r)
         self.rollout, self.rollout_turns = rollout, rollout_turns
         self.halving = halving
         self.expert = ExpertAgent(self.rules) if prior == "expert" else None
