@@ -57,7 +57,7 @@ class CheckpointAgent:
         legal = np.asarray(action_mask) > 0
         if not legal.any():
             raise ValueError("no legal action in the mask: the agent was asked to act out of turn")
-        x = self.net.as_input(np.asarray(observation, dtype=np.float32)[None])
+        x = self.net.as_input(np.asarray(observation, dtype=np.float32)[None], legal[None])
         logits = self._logits(x).double().numpy()
         logits = np.where(legal, logits, -np.inf)  # the masking of MaskedCategorical, in numpy
         if self.greedy:

@@ -33,12 +33,17 @@ import torch
 from torch import nn
 
 from .distributions import MaskedCategorical
+from .expert_features import EXPERT_SCALE, NUM_EXPERT_PLANES, NUM_EXPERT_SCALARS, ExpertFeaturizer
 from .features import (NUM_SOLVER_PLANES, NUM_SOLVER_SCALARS, PENALTY_SCALE, VALUE_PLANE, card_blocks,
                        solver_features, split_observation)
 
 NUM_ACTIONS = 54
 PRIOR_UNIT = 5.0
 """Points of penalty per unit of logit on CardNet's direct solver paths, at their initial weight."""
+EXPERT_UNIT = 2.0
+"""Points of expert-v0's score per unit of logit on CardNet's direct expert paths, at their initial weight."""
+GO_OUT_LOGITS = 20.0
+"""Logits added, at the initial weight, to a discard that goes out (expert features)."""
 
 
 def observation_size(num_players: int) -> int:
@@ -78,12 +83,17 @@ class PolicyValueNet(nn.Module, metaclass=abc.ABCMeta):
         """Constructor keyword arguments that rebuild this network."""
 
     # -- shared ------------------------------------------------------------------------------
-    def preprocess(self, obs: np.ndarray) -> np.ndarray:
-        """Network input for a batch of raw observations (``(B, obs_size)`` float32)."""
+    def preprocess(self, obs: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """Network input for a batch of raw observations (``(B, obs_size)`` float32).
+
+        ``mask`` (``(B, 54)``, the legal actions) is for networks whose features depend on
+        what is legal; the others ignore it.
+        """
         return np.asarray(obs, dtype=np.float32).reshape(-1, self.obs_size)
 
-    def as_input(self, obs: np.ndarray | torch.Tensor) -> torch.Tensor:
-        """A float tensor ``(B, input_size)`` from raw observations or preprocessed inputs."""
+    def as_input(self, obs: np.ndarray | torch.Tensor, mask: np.ndarray | torch.Tensor | None = None
+                 ) -> torch.Tensor:
+        """A float tensor ``(B, input_size)`` from raw observations (with their masks) or preprocessed inputs."""
         device = next(self.parameters()).device
         if isinstance(obs, torch.Tensor):
             if obs.dim() == 1:
@@ -95,7 +105,9 @@ class PolicyValueNet(nn.Module, metaclass=abc.ABCMeta):
         if arr.ndim == 1:
             arr = arr[None]
         if arr.shape[-1] == self.obs_size:
-            arr = self.preprocess(arr)
+            if isinstance(mask, torch.Tensor):
+                mask = mask.detach().cpu().numpy()
+            arr = self.preprocess(arr, None if mask is None else np.asarray(mask).reshape(len(arr), -1))
         elif arr.shape[-1] != self.input_size:
             raise ValueError(f"observation of length {arr.shape[-1]} does not fit this network: it takes "
                              f"{self.num_players}-player observations of length {self.obs_size}")
@@ -104,13 +116,14 @@ class PolicyValueNet(nn.Module, metaclass=abc.ABCMeta):
     def forward(self, obs: np.ndarray | torch.Tensor, mask: np.ndarray | torch.Tensor
                 ) -> tuple[MaskedCategorical, torch.Tensor]:
         """The masked action distribution and the value of each observation."""
-        logits, value = self.logits_and_value(self.as_input(obs))
+        logits, value = self.logits_and_value(self.as_input(obs, mask))
         mask_t = torch.as_tensor(np.asarray(mask) if not isinstance(mask, torch.Tensor) else mask,
                                  device=logits.device).reshape(logits.shape)
         return MaskedCategorical(logits, mask_t), value
 
-    def get_value(self, obs: np.ndarray | torch.Tensor) -> torch.Tensor:
-        return self.logits_and_value(self.as_input(obs))[1]
+    def get_value(self, obs: np.ndarray | torch.Tensor, mask: np.ndarray | torch.Tensor | None = None
+                  ) -> torch.Tensor:
+        return self.logits_and_value(self.as_input(obs, mask))[1]
 
     def get_action_and_value(self, obs: np.ndarray | torch.Tensor, mask: np.ndarray | torch.Tensor,
                              action: torch.Tensor | None = None, *, deterministic: bool = False,
@@ -168,7 +181,7 @@ class CardNet(PolicyValueNet):
 
     def __init__(self, num_players: int = 2, channels: int = 32, blocks: int = 0, hidden: int = 64,
                  solver_features: bool = True, aces_high: bool = False,
-                 meld_needs_natural: bool = False) -> None:
+                 meld_needs_natural: bool = False, expert_features: bool = False) -> None:
         super().__init__(num_players)
         for name, value in (("channels", channels), ("blocks", blocks), ("hidden", hidden)):
             if not isinstance(value, int) or value < (0 if name == "blocks" else 1):
@@ -176,12 +189,18 @@ class CardNet(PolicyValueNet):
         self.channels, self.blocks, self.hidden = channels, blocks, hidden
         self.solver_features = bool(solver_features)
         self.aces_high, self.meld_needs_natural = bool(aces_high), bool(meld_needs_natural)
+        self.expert_features = bool(expert_features)
+        if self.expert_features and not self.solver_features:
+            raise ValueError("expert_features=True needs solver_features=True")
         k = card_blocks(num_players)
         self.num_globals = self.obs_size - 52 * k
         extra_planes = NUM_SOLVER_PLANES if self.solver_features else 0
         extra_scalars = NUM_SOLVER_SCALARS if self.solver_features else 0
-        if self.solver_features:
-            self.input_size = self.obs_size + 52 * NUM_SOLVER_PLANES + NUM_SOLVER_SCALARS
+        if self.expert_features:
+            extra_planes += NUM_EXPERT_PLANES
+            extra_scalars += NUM_EXPERT_SCALARS
+            self._expert = ExpertFeaturizer(num_players, self.aces_high, self.meld_needs_natural)
+        self.input_size = self.obs_size + 52 * extra_planes + extra_scalars
         self.in_planes = k + 2 + extra_planes  # blocks, wild-rank plane, card-value plane, solver
         g = self.num_globals + extra_scalars
         self.register_buffer("value_plane", torch.as_tensor(VALUE_PLANE).view(1, 1, 4, 13), persistent=False)
@@ -200,14 +219,26 @@ class CardNet(PolicyValueNet):
             # learned weights of two direct paths, started at 1: the logit of discarding a card falls
             # with the penalty it leaves (relative to the best discard), and the logit of taking the
             # discard rises with what taking it saves, both in units of PRIOR_UNIT points
-            self.prior = nn.Parameter(torch.ones(2))
+            # (started at 0 with expert features, whose paths then decide alone: expert-v0's play)
+            self.prior = nn.Parameter(torch.zeros(2) if self.expert_features else torch.ones(2))
+        if self.expert_features:
+            # three more, started at 1: discard logits fall with expert-v0's relative score (in
+            # EXPERT_UNIT points), a discard that goes out gains GO_OUT_LOGITS, and taking the
+            # discard gains by how much better the expert values it than the stock
+            self.expert_prior = nn.Parameter(torch.ones(3))
 
-    def preprocess(self, obs: np.ndarray) -> np.ndarray:
+    def preprocess(self, obs: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         obs = super().preprocess(obs)
         if not self.solver_features:
             return obs
         planes, scalars = solver_features(obs, self.num_players, self.aces_high, self.meld_needs_natural)
-        return np.concatenate([obs, planes.reshape(len(obs), -1), scalars], axis=1)
+        parts = [obs, planes.reshape(len(obs), -1)]
+        tail = [scalars]
+        if self.expert_features:
+            e_planes, e_scalars = self._expert(obs, mask)
+            parts.append(e_planes.reshape(len(obs), -1))
+            tail.append(e_scalars)
+        return np.concatenate(parts + tail, axis=1)
 
     def logits_and_value(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         batch = x.shape[0]
@@ -216,10 +247,11 @@ class CardNet(PolicyValueNet):
         wild = glob[:, :13]  # the wild-rank one-hot opens the global features
         parts = [planes, wild.view(batch, 1, 1, 13).expand(batch, 1, 4, 13),
                  self.value_plane.expand(batch, 1, 4, 13)]
+        n_planes = NUM_SOLVER_PLANES + (NUM_EXPERT_PLANES if self.expert_features else 0)
         if self.solver_features:
             extra = x[:, self.obs_size:]
-            parts.append(extra[:, :52 * NUM_SOLVER_PLANES].reshape(batch, NUM_SOLVER_PLANES, 4, 13))
-            glob = torch.cat([glob, extra[:, 52 * NUM_SOLVER_PLANES:]], dim=1)
+            parts.append(extra[:, :52 * n_planes].reshape(batch, n_planes, 4, 13))
+            glob = torch.cat([glob, extra[:, 52 * n_planes:]], dim=1)
         inp = torch.cat(parts, dim=1)
         h = self.embed(inp) + self.embed_set(inp.mean(dim=2, keepdim=True)) + self.rank_bias
         h = torch.relu(h + self.glob(glob).view(batch, -1, 1, 1))
@@ -232,15 +264,23 @@ class CardNet(PolicyValueNet):
             scale = PENALTY_SCALE / PRIOR_UNIT
             relative = extra[:, 52 * (NUM_SOLVER_PLANES - 1):52 * NUM_SOLVER_PLANES]
             card_logits = card_logits - self.prior[0] * scale * relative
-            saving = extra[:, 52 * NUM_SOLVER_PLANES + 2:52 * NUM_SOLVER_PLANES + 3]
-            draw_logits = draw_logits + torch.cat([torch.zeros_like(saving), self.prior[1] * scale * saving], dim=1)
+            scalars = extra[:, 52 * n_planes:]
+            saving = scalars[:, 2:3]
+            take = self.prior[1] * scale * saving
+            if self.expert_features:
+                base = 52 * NUM_SOLVER_PLANES
+                e_scale = EXPERT_SCALE / EXPERT_UNIT
+                card_logits = (card_logits - self.expert_prior[0] * e_scale * extra[:, base + 52:base + 104]
+                               + self.expert_prior[1] * GO_OUT_LOGITS * extra[:, base + 104:base + 156])
+                take = take + self.expert_prior[2] * e_scale * scalars[:, NUM_SOLVER_SCALARS:NUM_SOLVER_SCALARS + 1]
+            draw_logits = draw_logits + torch.cat([torch.zeros_like(take), take], dim=1)
         logits = torch.cat([draw_logits, card_logits], dim=1)
         return logits, self.value_head(pooled).squeeze(-1)
 
     def config(self) -> dict[str, Any]:
         return {"num_players": self.num_players, "channels": self.channels, "blocks": self.blocks,
                 "hidden": self.hidden, "solver_features": self.solver_features, "aces_high": self.aces_high,
-                "meld_needs_natural": self.meld_needs_natural}
+                "meld_needs_natural": self.meld_needs_natural, "expert_features": self.expert_features}
 
 
 NETWORKS: dict[str, type[PolicyValueNet]] = {"mlp": MLPPolicy, "cardnet": CardNet}
