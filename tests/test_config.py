@@ -25,7 +25,7 @@ def test_defaults_file_equals_dataclass_defaults():
 
 @pytest.mark.parametrize("overrides,message", [
     (["total_step=5"], r"unknown config key\(s\) \['total_step'\]: allowed are .*'total_steps'"),
-    (["gamma=1.5"], r"gamma=1.5 is not allowed: use a float in \(0, 1\]"),
+    (["gamma=1.5"], r"gamma=1.5 is not allowed: use a finite float in \(0, 1\]"),
     (["num_envs=0"], "num_envs=0 is not allowed"),
     (["num_envs=2.5"], "num_envs=2.5 has the wrong type"),
     (["anneal_lr=maybe"], "anneal_lr='maybe' has the wrong type"),
@@ -37,7 +37,7 @@ def test_defaults_file_equals_dataclass_defaults():
     (["rules.colour=red"], "rules: "),
     (["opponents=[greedy-v9]"], "opponents='greedy-v9' is not allowed: use registered agents"),
     (["reward_mode=score"], "reward_mode='score' is not allowed"),
-    (["selfplay_prob=2"], r"selfplay_prob=2.0 is not allowed: use a float in \[0, 1\]"),
+    (["selfplay_prob=2"], r"selfplay_prob=2.0 is not allowed: use a finite float in \[0, 1\]"),
     (["init_checkpoint=/nonexistent.pt"], "init_checkpoint='/nonexistent.pt' is not allowed"),
     (["nokey"], "is not key=value"),
 ])
