@@ -86,6 +86,14 @@ def test_a_stopped_run_resumes_bit_identically(tmp_path, monkeypatch, capsys, re
         assert tb_scalars(run.path, tag) == tb_scalars(reference, tag), tag
 
 
+def test_latest_is_saved_every_save_every_steps_and_at_evaluations(tmp_path, monkeypatch):
+    steps = []
+    real = selfplay.save_latest
+    monkeypatch.setattr(selfplay, "save_latest", lambda *a, **kw: (steps.append(kw["step"]), real(*a, **kw)))
+    selfplay.train(config(tmp_path, "saves", "save_every=256", "eval_every=384"))
+    assert steps == [0, 256, 384, 640, 768, 1024]  # start, periodic, evaluation, periodic, evaluation, end
+
+
 def test_tensorboard_steps_written_after_the_last_save_are_purged(tmp_path, monkeypatch, reference):
     from torch.utils.tensorboard import SummaryWriter
 
