@@ -313,9 +313,11 @@ def train(cfg: SelfPlayConfig, *, resume: bool = False, overwrite: bool = False,
         if update > num_updates:
             raise ConfigError(f"total_steps={cfg.total_steps} is below what the run has trained ({step} steps in "
                               f"{update} updates): give a larger total_steps to train it longer")
-    next_save = step + (cfg.save_every or math.inf)
+    next_save, saved_at = step + (cfg.save_every or math.inf), None
 
     def save() -> None:
+        nonlocal next_save, saved_at
+        next_save, saved_at = step + (cfg.save_every or math.inf), step
         writer.flush()
         state, pool = play.state_dict()
         save_latest(run, net, cfg, step=step, trainer=TRAINER, state={
@@ -349,10 +351,10 @@ def train(cfg: SelfPlayConfig, *, resume: bool = False, overwrite: bool = False,
     start, start_step = time.perf_counter(), step
     with StopSignals() as signals:
         while True:
-            if not signals.requested and (step >= next_eval or (update == num_updates and last_eval != step)):
+            if not signals.requested and (step >= next_eval or (update >= num_updates and last_eval != step)):
                 t_eval = time.perf_counter()
                 try:
-                    results = evaluate_and_save(net, cfg, run, step, update == num_updates, signals)
+                    results = evaluate_and_save(net, cfg, run, step, update >= num_updates, signals)
                 except StopRequested:
                     save()
                     break
@@ -365,8 +367,10 @@ def train(cfg: SelfPlayConfig, *, resume: bool = False, overwrite: bool = False,
                 while next_eval <= step:
                     next_eval += every
                 save()
+            elif step >= next_save:
+                save()
             if update >= num_updates or signals.requested:
-                if signals.requested and last_eval != step:
+                if signals.requested and saved_at != step:
                     save()
                 break
             update += 1
@@ -395,9 +399,6 @@ def train(cfg: SelfPlayConfig, *, resume: bool = False, overwrite: bool = False,
             if bar is not None:
                 bar.update(min(step, cfg.total_steps) - bar.n)
                 bar.set_postfix(sps=f"{sps:.0f}", ent=f"{stats['entropy']:.2f}")
-            if step >= next_save:
-                save()
-                next_save = step + cfg.save_every
     if bar is not None:
         bar.close()
     writer.close()
