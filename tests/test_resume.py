@@ -185,6 +185,21 @@ def test_other_folders_are_never_overwritten(tmp_path):
     assert not (tmp_path / "nothing").exists()
 
 
+def test_a_latest_checkpoint_without_resume_state_is_refused_in_one_line(tmp_path):
+    from models import build_network
+    from models.checkpoint import save_checkpoint
+    from training import train_sb3
+    from tt_env.engine.rules import Rules
+
+    selfplay.train(config(tmp_path, "old", "total_steps=128", "eval_every=0"))
+    with pytest.raises(ValueError, match=r"is a run of 'training/selfplay.py': resume it with that script"):
+        train_sb3.train(sb3_config(tmp_path, "name=old"), resume=True)
+    save_checkpoint(tmp_path / "old" / "checkpoints" / "latest.pt", build_network("mlp", num_players=2,
+                    hidden_sizes=[16]), obs_version=1, rules=Rules().to_dict(), training_steps=128)
+    with pytest.raises(ValueError, match=r"holds no resume state \(saved by an older version\?\)"):
+        selfplay.train(config(tmp_path, "old", "total_steps=256"), resume=True)
+
+
 def snapshot(folder: Path) -> dict:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 

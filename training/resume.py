@@ -66,7 +66,14 @@ def load_latest(run: RunDir, trainer: str) -> tuple[dict[str, Any], dict[str, An
     """(tensors, JSON state) saved with the run's ``latest.pt``; :class:`CheckpointError` if unusable."""
     where = f"resume state of {str(run.latest)!r}"
     try:
-        state = json.loads(read_attachment(run.latest, STATE).decode("utf-8"))
+        data = read_attachment(run.latest, STATE)
+    except CheckpointError as exc:
+        if "has no attachment" not in str(exc):
+            raise
+        raise CheckpointError(f"{str(run.latest)!r} holds no resume state (saved by an older version?): the run "
+                              f"cannot be resumed; start it again with --overwrite") from None
+    try:
+        state = json.loads(data.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CheckpointError(f"{where} is not valid JSON ({exc})") from None
     if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
