@@ -92,7 +92,7 @@ def bench_selfplay(steps: int, seed: int, tmp: str) -> float:
     cfg = load_config(SelfPlayConfig, ROOT / "configs" / "selfplay_default.yaml",
                       [f"total_steps={steps}", f"seed={seed}", f"run_dir={tmp}", "name=bench_selfplay",
                        "eval_deals=1", "eval_opponents=[greedy-v0]", "eval_every=0", "progress=false"])
-    return float(train(cfg).learn_sps)
+    return float(train(cfg, overwrite=True).learn_sps)  # each repetition replaces the last
 
 
 def bench_sb3(steps: int, seed: int, tmp: str) -> float:
@@ -102,7 +102,7 @@ def bench_sb3(steps: int, seed: int, tmp: str) -> float:
     cfg = load_config(SB3Config, ROOT / "configs" / "sb3_default.yaml",
                       [f"total_steps={steps}", f"seed={seed}", f"run_dir={tmp}", "name=bench_sb3",
                        "eval_deals=1", "eval_opponents=[greedy-v0]", "eval_every=0", "progress=false"])
-    return float(train(cfg).learn_sps)
+    return float(train(cfg, overwrite=True).learn_sps)  # each repetition replaces the last
 
 
 def main(argv: list[str] | None = None) -> dict[str, list[float]]:

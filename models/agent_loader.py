@@ -66,28 +66,44 @@ class CheckpointAgent:
         return int(rng.choice(probs.size, p=probs / probs.sum()))
 
 
-def load_agent(path: str | Path, rules: Rules | None = None, greedy: bool = True,
-               name: str | None = None) -> CheckpointAgent:
-    """A :class:`CheckpointAgent` from a checkpoint, checked against ``rules`` (player count, layout)."""
+def load_agent(path: str | Path, rules: Rules | None = None, greedy: bool = True, name: str | None = None,
+               allow_rule_mismatch: bool = False) -> CheckpointAgent:
+    """A :class:`CheckpointAgent` from a checkpoint, checked against ``rules``.
+
+    The player count and observation layout must fit; so must the scoring rules (``aces``,
+    ``meld_needs_natural``: the network learned one scoring) unless ``allow_rule_mismatch``.
+    """
     rules = rules or Rules()
     n = rules.num_players
     torch.set_num_threads(1)  # one move at a time: more threads only contend
-    net, meta = load_checkpoint(path, num_players=n, obs_version=OBS_VERSION, obs_size=observation_size(n))
+    net, meta = load_checkpoint(path, num_players=n, obs_version=OBS_VERSION, obs_size=observation_size(n),
+                                rules=rules, allow_rule_mismatch=allow_rule_mismatch)
     return CheckpointAgent(net, name=name or Path(path).stem, greedy=greedy, meta=meta)
 
 
-def _loader(path: str, rules: Rules, *, greedy: bool = True) -> CheckpointAgent:
-    return load_agent(path, rules, greedy=greedy)
+def _loader(path: str, rules: Rules, *, greedy: bool = True, allow_rule_mismatch: bool = False) -> CheckpointAgent:
+    return load_agent(path, rules, greedy=greedy, allow_rule_mismatch=allow_rule_mismatch)
 
 
 def _shipped_factory(name: str, filename: str):
-    def factory(rules: Rules, *, greedy: bool = True) -> CheckpointAgent:
+    def factory(rules: Rules, *, greedy: bool = True, allow_rule_mismatch: bool = False) -> CheckpointAgent:
         path = CHECKPOINT_DIR / filename
         if not path.exists():
             raise CheckpointError(f"shipped agent {name!r} is missing its checkpoint {str(path)!r}")
-        return load_agent(path, rules, greedy=greedy, name=name)
+        return load_agent(path, rules, greedy=greedy, name=name, allow_rule_mismatch=allow_rule_mismatch)
 
     return factory
+
+
+def is_checkpoint_spec(spec: object) -> bool:
+    """Whether agent ``spec`` is backed by a checkpoint (a shipped agent or a checkpoint path)."""
+    if not isinstance(spec, str):
+        return False
+    if spec in SHIPPED:
+        return True
+    from tt_env.agents import list_agents
+
+    return spec not in list_agents() and (spec.endswith(".pt") or Path(spec).is_file())
 
 
 register_checkpoint_loader(_loader)

@@ -153,6 +153,33 @@ def test_intervals_are_over_deals() -> None:
     assert pair["mean_score_diff"] == 0.0 and pair["ci95"] == [0.0, 0.0]
 
 
+def test_per_agent_intervals_are_taken_over_deals_not_games() -> None:
+    """Hand-made deals where the games of a deal disagree: intervals over 3 deal means, not 6 games."""
+    from training.duplicate import GameRecord
+
+    def game(deal, rotation, scores):
+        low = min(scores)
+        shares = [1.0 / scores.count(low) if s == low else 0.0 for s in scores]
+        return GameRecord(deal, rotation, [rotation, 1 - rotation], scores, shares, 10, [5, 5], [0.0, 0.0])
+
+    table = [[[10, 30], [50, 20]], [[0, 40], [20, 60]], [[70, 10], [40, 10]]]
+    deals = [[game(d, r, scores) for r, scores in enumerate(rows)] for d, rows in enumerate(table)]
+    report = summarize(deals, ["a", "b"])
+    per_deal = {0: [30.0, 10.0, 55.0], 1: [25.0, 50.0, 10.0]}  # agent i's mean over the seatings of each deal
+    wins = {0: [0.5, 1.0, 0.0], 1: [0.5, 0.0, 1.0]}
+    for i, agent in enumerate(report["agents"]):
+        mean, ci = mean_ci(np.array(per_deal[i]))
+        assert agent["mean_score"] == pytest.approx(mean)
+        assert agent["mean_score_ci95"] == pytest.approx(ci)
+        half = 1.959963984540054 * np.std(per_deal[i], ddof=1) / np.sqrt(3)
+        assert agent["mean_score_ci95"][1] - agent["mean_score_ci95"][0] == pytest.approx(2 * half)
+        assert agent["win_rate"] == pytest.approx(np.mean(wins[i]))
+        assert agent["win_rate_ci95"] == pytest.approx(win_rate_ci(np.array(wins[i])))
+    diff = [a - b for a, b in zip(per_deal[0], per_deal[1])]
+    pair = report["pairwise"][0]
+    assert (pair["a"], pair["b"]) == ("a", "b") and pair["ci95"] == pytest.approx(mean_ci(np.array(diff))[1])
+
+
 def test_command_line(tmp_path, capsys) -> None:
     out, png = tmp_path / "r.json", tmp_path / "r.png"
     ev.main(["greedy-v0", "random-v0", "--games", "3", "--seed", "1", "--rounds", "1,2", "--quiet",

@@ -86,12 +86,24 @@ def test_get_action_and_value_interface(name, kwargs):
     assert net.obs_size == observation_size(2) == get_layout(2).size
 
 
+@torch.no_grad()
 def test_head_initialisation():
+    """Output layers: orthogonal with gain 0.01 for the policy (near-uniform start), 1.0 for the value."""
     mlp = build_network("mlp", num_players=2)
-    assert mlp.actor[-1].weight.norm() < 0.2 and mlp.actor[-1].out_features == NUM_ACTIONS
-    assert 1.0 < mlp.critic[-1].weight.norm() < 1.5 or mlp.critic[-1].weight.numel() == 256
+    actor, critic = mlp.actor[-1], mlp.critic[-1]
+    assert actor.out_features == NUM_ACTIONS and critic.out_features == 1
+    # orthogonal (54, 256) with gain g: orthonormal rows times g, so each row has norm g
+    assert torch.allclose(actor.weight.norm(dim=1), torch.full((NUM_ACTIONS,), 0.01), atol=1e-5)
+    assert torch.allclose(actor.weight @ actor.weight.T, 1e-4 * torch.eye(NUM_ACTIONS), atol=1e-7)
+    assert float(critic.weight.norm()) == pytest.approx(1.0, abs=1e-5)
+    assert not actor.bias.any() and not critic.bias.any()
+    for layer in (mlp.actor[0], mlp.critic[0]):  # hidden layers: gain sqrt(2)
+        assert torch.allclose(layer.weight.norm(dim=1), torch.full((layer.out_features,), 2 ** 0.5), atol=1e-4)
     card = build_network("cardnet", num_players=2)
-    assert card.card_head.weight.abs().max() < 0.05
+    assert float(card.card_head.weight.norm()) == pytest.approx(0.01, abs=1e-6)
+    assert torch.allclose(card.draw_head[-1].weight.norm(dim=1), torch.full((2,), 0.01), atol=1e-6)
+    assert float(card.value_head[-1].weight.norm()) == pytest.approx(1.0, abs=1e-5)
+    assert not card.value_head[-1].bias.any() and not card.card_head.bias.any()
 
 
 def test_wrong_observation_length_is_an_error():

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
+import os
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -55,20 +58,35 @@ class BaseConfig:
     eval_opponents: list = field(default_factory=lambda: ["random-v0", "greedy-v0"])
     torch_threads: int = 1
     progress: bool = True
+    save_every: int = 20_000
+    """Learner steps between saves of ``checkpoints/latest.pt`` (the state ``--resume`` continues
+    from; 0: only at evaluations, interrupts and the end)."""
+
+    FLOAT_RANGES = {
+        "learning_rate": (0.0, 1.0, "in (0, 1]"), "gamma": (0.0, 1.0, "in (0, 1]"),
+        "gae_lambda": (None, 1.0, "in [0, 1]"), "ent_coef": (None, None, ">= 0"),
+    }
+    """Float fields: (exclusive lower bound or None for >= 0, inclusive upper bound or None, allowed text)."""
 
     def validate(self) -> None:
         """Raise :class:`ConfigError` for a value out of range."""
-        _check(self.name and "/" not in self.name, "name", self.name, "a non-empty name without '/'")
+        _check(isinstance(self.name, str) and RUN_NAME.match(self.name) and len(self.name) <= 100, "name",
+               self.name, "a folder name of letters, digits, '.', '_' and '-' that does not start with '.' "
+               "(it is created inside run_dir)")
+        _check(isinstance(self.run_dir, str) and self.run_dir.strip(), "run_dir", self.run_dir, "a non-empty path")
+        _check(0 <= self.seed < 2 ** 31, "seed", self.seed, f"an int from 0 to {2 ** 31 - 1}")
         _check(2 <= self.num_players <= 8, "num_players", self.num_players, "an int from 2 to 8")
         _check(self.reward_mode in ("relative", "penalty", "win"), "reward_mode", self.reward_mode,
                "one of ['relative', 'penalty', 'win']")
         for key in ("total_steps", "num_envs", "torch_threads", "eval_deals"):
             _check(getattr(self, key) >= 1, key, getattr(self, key), "an int >= 1")
-        _check(self.eval_every >= 0, "eval_every", self.eval_every, "an int >= 0")
-        _check(self.learning_rate > 0, "learning_rate", self.learning_rate, "a float > 0")
-        _check(0 < self.gamma <= 1, "gamma", self.gamma, "a float in (0, 1]")
-        _check(0 <= self.gae_lambda <= 1, "gae_lambda", self.gae_lambda, "a float in [0, 1]")
-        _check(self.ent_coef >= 0, "ent_coef", self.ent_coef, "a float >= 0")
+        for key in ("eval_every", "save_every"):
+            _check(getattr(self, key) >= 0, key, getattr(self, key), "an int >= 0")
+        for key, (low, high, text) in self.FLOAT_RANGES.items():
+            value = getattr(self, key)
+            ok = (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+                  and (value > low if low is not None else value >= 0) and (high is None or value <= high))
+            _check(ok, key, value, f"a finite float {text}")
         try:
             self.train_rules()
         except (TypeError, ValueError) as exc:
@@ -76,8 +94,10 @@ class BaseConfig:
         from tt_env.agents import list_agents
 
         known = list_agents()
+        _check(isinstance(self.eval_opponents, list) and self.eval_opponents, "eval_opponents",
+               self.eval_opponents, f"a non-empty list of registered agents {known}")
         for name in self.eval_opponents:
-            _check(name in known, "eval_opponents", name, f"registered agents {known}")
+            _check(isinstance(name, str) and name in known, "eval_opponents", name, f"registered agents {known}")
 
     def train_rules(self) -> Rules:
         """Rules of the training games."""
@@ -123,6 +143,11 @@ class SelfPlayConfig(BaseConfig):
     init_checkpoint: str | None = None
     """Start from these weights (a checkpoint of the same network and player count)."""
 
+    FLOAT_RANGES = {**BaseConfig.FLOAT_RANGES,
+                    "clip_coef": (0.0, 1.0, "in (0, 1]"), "vf_coef": (None, None, ">= 0"),
+                    "max_grad_norm": (0.0, None, "> 0"), "selfplay_prob": (None, 1.0, "in [0, 1]"),
+                    "pool_prob": (None, 1.0, "in [0, 1]")}
+
     def validate(self) -> None:
         super().validate()
         from models.networks import NETWORKS
@@ -140,9 +165,6 @@ class SelfPlayConfig(BaseConfig):
             _check(getattr(self, key) >= 1, key, getattr(self, key), "an int >= 1")
         _check(self.rollout_steps >= self.num_minibatches, "rollout_steps", self.rollout_steps,
                f"at least num_minibatches ({self.num_minibatches})")
-        for key in ("selfplay_prob", "pool_prob"):
-            _check(0 <= getattr(self, key) <= 1, key, getattr(self, key), "a float in [0, 1]")
-        _check(self.clip_coef > 0, "clip_coef", self.clip_coef, "a float > 0")
         _check(self.selfplay_prob == 1 or self.opponents, "opponents", self.opponents,
                "a non-empty list of agent names (or selfplay_prob: 1)")
         from tt_env.agents import list_agents
@@ -170,6 +192,8 @@ class SB3Config(BaseConfig):
     vec_env: str = "subproc"
     """``subproc`` (one process per env) or ``dummy`` (all in this process)."""
 
+    FLOAT_RANGES = {**BaseConfig.FLOAT_RANGES, "clip_range": (0.0, 1.0, "in (0, 1]")}
+
     def validate(self) -> None:
         super().validate()
         for key in ("n_steps", "batch_size", "n_epochs"):
@@ -186,6 +210,9 @@ class SB3Config(BaseConfig):
 
 
 # ---------------------------------------------------------------- loading
+RUN_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*$")
+
+
 def _check(ok: Any, key: str, value: Any, allowed: str) -> None:
     if not ok:
         raise ConfigError(f"{key}={value!r} is not allowed: use {allowed}")
@@ -222,11 +249,7 @@ def from_dict(cls: type[C], data: dict[str, Any]) -> C:
                 pass
         if not _type_ok(value, hints[key]):
             raise ConfigError(f"{key}={value!r} has the wrong type: expected {fields[key].type}")
-    values = dict(data)
-    for key in ("learning_rate", "gamma", "gae_lambda", "ent_coef", "clip_coef", "vf_coef", "max_grad_norm",
-                "selfplay_prob", "pool_prob", "clip_range"):
-        if key in values:
-            values[key] = float(values[key])
+    values = {k: float(v) if hints[k] is float else v for k, v in data.items()}
     config = cls(**values)
     config.validate()
     return config
@@ -239,10 +262,12 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
         if "=" not in item:
             raise ConfigError(f"override {item!r} is not key=value")
         key, raw = item.split("=", 1)
+        if not key.strip():
+            raise ConfigError(f"override {item!r} has no key: use key=value")
         try:
             value = yaml.safe_load(raw)
         except yaml.YAMLError as exc:
-            raise ConfigError(f"override {item!r}: the value is not valid YAML ({exc})") from None
+            raise ConfigError(f"override {item!r}: the value is not valid YAML ({_yaml_problem(exc)})") from None
         head, _, rest = key.strip().partition(".")
         if rest:
             inner = dict(out.get(head) or {})
@@ -260,22 +285,61 @@ def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | No
         path = Path(path)
         if not path.exists():
             raise ConfigError(f"config file {str(path)!r} does not exist")
-        loaded = yaml.safe_load(path.read_text())
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file {str(path)!r} is not valid YAML: {_yaml_problem(exc)}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"config file {str(path)!r} cannot be read: {exc}") from None
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"config file {str(path)!r} must hold a mapping of keys to values")
         data = loaded or {}
     return from_dict(cls, apply_overrides(data, overrides or []))
 
 
-def dump_config(config: BaseConfig, path: str | Path) -> None:
-    """Write the resolved config as YAML (the run's record of what it trained with)."""
-    Path(path).write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line: what PyYAML found wrong, and where."""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    mark = getattr(exc, "problem_mark", None)
+    return f"{problem} (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else str(problem)
 
 
-def config_arg_parser(description: str, cls: type) -> argparse.ArgumentParser:
-    """The command line every training script shares: ``--config FILE`` and ``--set KEY=VALUE``."""
+def dump_config(config: Any, path: str | Path) -> None:
+    """Write the resolved config as YAML (the run's record of what it trained with), atomically."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(yaml.safe_dump(config.to_dict() if hasattr(config, "to_dict") else dataclasses.asdict(config),
+                                  sort_keys=False))
+    os.replace(tmp, path)
+
+
+def config_arg_parser(description: str, cls: type, *, run_folder: bool = False) -> argparse.ArgumentParser:
+    """The command line every training script shares: ``--config FILE`` and ``--set KEY=VALUE``.
+
+    ``run_folder``: also ``--resume`` and ``--overwrite`` (what to do with an existing run folder).
+    """
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--config", default=None, help=f"YAML config (keys: fields of {cls.__name__})")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override one config key (repeatable; nested: rules.rounds=[11])")
+    if run_folder:
+        add_run_folder_args(parser)
     return parser
+
+
+def add_run_folder_args(parser: argparse.ArgumentParser) -> None:
+    """``--resume`` / ``--overwrite``: a run never silently replaces the run already in its folder."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--resume", action="store_true",
+                       help="continue the run in <run_dir>/<name> from checkpoints/latest.pt (with --set "
+                            "total_steps=N: train a finished run longer)")
+    group.add_argument("--overwrite", action="store_true",
+                       help="delete the run in <run_dir>/<name> and start again")
+
+
+def parse_config(parser: argparse.ArgumentParser, cls: type[C], args: argparse.Namespace) -> C:
+    """The config of ``args.config`` and ``args.overrides``; a bad one exits with one line (code 2)."""
+    try:
+        return load_config(cls, args.config, args.overrides)
+    except ConfigError as exc:
+        parser.error(str(exc))

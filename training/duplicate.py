@@ -104,10 +104,20 @@ def play_deal(agents: Sequence[Agent], rules: Rules, seed: int, deal: int) -> li
 _WORKER: dict = {}
 
 
-def _init_worker(specs: Sequence[str], rules_dict: dict, seed: int) -> None:
+def build_agent(spec: str | Agent, rules: Rules, allow_rule_mismatch: bool = False) -> Agent:
+    """``make_agent(spec, rules)``; ``allow_rule_mismatch`` goes to checkpoint agents only."""
+    if allow_rule_mismatch:
+        from models.agent_loader import is_checkpoint_spec  # needs torch: only when asked for
+
+        if is_checkpoint_spec(spec):
+            return make_agent(spec, rules, allow_rule_mismatch=True)
+    return make_agent(spec, rules)
+
+
+def _init_worker(specs: Sequence[str], rules_dict: dict, seed: int, allow_rule_mismatch: bool = False) -> None:
     """Build the agents once per worker process from their specs (spawn-safe)."""
     rules = Rules.from_dict(rules_dict)
-    _WORKER.update(agents=[make_agent(s, rules) for s in specs], rules=rules, seed=seed)
+    _WORKER.update(agents=[build_agent(s, rules, allow_rule_mismatch) for s in specs], rules=rules, seed=seed)
 
 
 def _worker_deal(deal: int) -> list[GameRecord]:
@@ -115,11 +125,14 @@ def _worker_deal(deal: int) -> list[GameRecord]:
 
 
 def run_deals(specs: Sequence[str | Agent], rules: Rules, num_deals: int, seed: int, workers: int = 1,
-              on_deal: Callable[[list[GameRecord]], None] | None = None) -> list[list[GameRecord]]:
+              on_deal: Callable[[list[GameRecord]], None] | None = None, *,
+              allow_rule_mismatch: bool = False) -> list[list[GameRecord]]:
     """Play deals ``0 .. num_deals - 1``; the result is ordered by deal, whatever ``workers`` is.
 
     ``specs`` are registry names or checkpoint paths (rebuilt in each worker); agent objects
     are allowed only with ``workers=1``. ``on_deal`` is called as each deal finishes.
+    ``allow_rule_mismatch`` lets checkpoint agents play games whose scoring rules differ
+    from their training rules (``models.agent_loader.load_agent``).
     """
     if num_deals < 1:
         raise ValueError(f"num_deals={num_deals} is not allowed: play at least 1 deal")
@@ -129,9 +142,9 @@ def run_deals(specs: Sequence[str | Agent], rules: Rules, num_deals: int, seed: 
         raise ValueError("agent objects cannot be sent to worker processes: name them by registry name "
                          "or checkpoint path, or use workers=1")
     for s in specs:  # fail here, with the agent's own message, before any worker starts
-        make_agent(s, rules)
+        build_agent(s, rules, allow_rule_mismatch)
     results: list[list[GameRecord]] = []
-    for records in _iter_deals(specs, rules, num_deals, seed, workers):
+    for records in _iter_deals(specs, rules, num_deals, seed, workers, allow_rule_mismatch):
         results.append(records)
         if on_deal is not None:
             on_deal(records)
@@ -139,13 +152,13 @@ def run_deals(specs: Sequence[str | Agent], rules: Rules, num_deals: int, seed: 
 
 
 def _iter_deals(specs: Sequence[str | Agent], rules: Rules, num_deals: int, seed: int,
-                workers: int) -> Iterator[list[GameRecord]]:
+                workers: int, allow_rule_mismatch: bool = False) -> Iterator[list[GameRecord]]:
     if workers == 1:
-        agents = [make_agent(s, rules) for s in specs]
+        agents = [build_agent(s, rules, allow_rule_mismatch) for s in specs]
         for deal in range(num_deals):
             yield play_deal(agents, rules, seed, deal)
         return
     ctx = multiprocessing.get_context("spawn")
     chunk = max(1, min(8, num_deals // (workers * 8)))
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(list(specs), rules.to_dict(), seed)) as pool:
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(list(specs), rules.to_dict(), seed, allow_rule_mismatch)) as pool:
         yield from pool.imap(_worker_deal, range(num_deals), chunksize=chunk)

@@ -67,8 +67,11 @@ APPEND_FLAG = "--append-games"
 
 
 def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = None, workers: int = 1,
-             progress: bool = False) -> tuple[dict, list]:
-    """Play ``games`` deals among ``specs``; returns (the JSON report, the per-deal game records)."""
+             progress: bool = False, allow_rule_mismatch: bool = False) -> tuple[dict, list]:
+    """Play ``games`` deals among ``specs``; returns (the JSON report, the per-deal game records).
+
+    ``allow_rule_mismatch``: checkpoint agents may play scoring rules they were not trained for.
+    """
     if not MIN_AGENTS <= len(specs) <= MAX_AGENTS:
         raise ValueError(f"{len(specs)} agents given: evaluate {MIN_AGENTS} to {MAX_AGENTS} agents")
     if games < 1:
@@ -86,9 +89,9 @@ def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = 
                       transient=True) as bar:
             task = bar.add_task("deals", total=games)
             deals = run_deals(list(specs), rules, games, seed, workers,
-                              on_deal=lambda _records: bar.advance(task))
+                              on_deal=lambda _records: bar.advance(task), allow_rule_mismatch=allow_rule_mismatch)
     else:
-        deals = run_deals(list(specs), rules, games, seed, workers)
+        deals = run_deals(list(specs), rules, games, seed, workers, allow_rule_mismatch=allow_rule_mismatch)
     seconds = time.perf_counter() - start
     played = games * len(specs)
     report = {
@@ -189,6 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument("--discard-drawn-discard", action="store_true")
     rules.add_argument("--max-turns-per-round", type=int_at_least(1), default=200)
     rules.add_argument("--meld-needs-natural", action="store_true")
+    rules.add_argument("--allow-rule-mismatch", action="store_true",
+                       help="let checkpoint agents play aces / meld_needs_natural rules they were not trained with")
     return parser
 
 
@@ -252,7 +257,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
     check_arguments(parser, args)
     try:
         rules = rules_from_args(args, len(args.agents))
-        report, deals = evaluate(args.agents, args.games, args.seed, rules, args.workers, progress=not args.quiet)
+        report, deals = evaluate(args.agents, args.games, args.seed, rules, args.workers, progress=not args.quiet,
+                                 allow_rule_mismatch=args.allow_rule_mismatch)
     except (ValueError, OSError) as exc:  # bad rules, agents, checkpoints: found before the first game
         parser.error(str(exc))
     print_report(report)

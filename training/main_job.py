@@ -2,6 +2,8 @@
 
     python -m training.main_job                 # a few minutes on 2 CPU cores
     python -m training.main_job --deals 200     # tighter intervals, longer evaluation
+    python -m training.main_job --resume        # continue a stopped run (or evaluate a finished one)
+    python -m training.main_job --overwrite     # delete runs/main_job and train again
 
 1. ``training/selfplay.py`` with ``configs/main_job.yaml`` (progress bar shown), written to
    ``runs/main_job/``;
@@ -17,9 +19,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from training.config import SelfPlayConfig, load_config
+from models.checkpoint import CheckpointError
+from training.config import ConfigError, SelfPlayConfig, add_run_folder_args, parse_config
 from training.eval_stats import interval_text
 from training.evaluate import evaluate
+from training.resume import resume_command
+from training.run_utils import RunExistsError, RunFolderError, TrainingDiverged
 from training.selfplay import train
 from tt_env.agents import list_agents
 from tt_env.cli_checks import int_at_least, output_dir_problem, seed_arg, workers_note
@@ -71,11 +76,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int_at_least(1), default=2,
                         help="evaluation worker processes, >= 1 (default 2)")
     parser.add_argument("--skip-training", action="store_true", help="evaluate an existing run's final.pt")
+    add_run_folder_args(parser)
     args = parser.parse_args(argv)
-    try:
-        cfg = load_config(SelfPlayConfig, args.config, args.overrides)  # rejected here, before training
-    except ValueError as exc:  # ConfigError: names the key and the allowed values
-        parser.error(str(exc))
+    cfg = parse_config(parser, SelfPlayConfig, args)  # rejected here, before training
     run_path = Path(cfg.run_dir) / cfg.name
     checkpoint = run_path / "checkpoints" / "final.pt"
     problem = output_dir_problem(run_path)  # the run and main_job_eval.json go there: refuse now, not after training
@@ -86,9 +89,19 @@ def main(argv: list[str] | None = None) -> None:
         print(note, file=sys.stderr)
     if not args.skip_training:
         print(f"== training: {cfg.total_steps} steps of training/selfplay.py ({args.config})")
-        train(cfg)
-    elif not checkpoint.exists():
-        parser.error(f"--skip-training needs an existing {checkpoint}")
+        try:
+            run = train(cfg, resume=args.resume, overwrite=args.overwrite,
+                        command=resume_command("python -m training.main_job", argv))
+        except RunExistsError as exc:
+            parser.error(f"{exc}; or --skip-training to only evaluate it")
+        except (ConfigError, CheckpointError, RunFolderError) as exc:
+            parser.error(str(exc))
+        except TrainingDiverged as exc:
+            sys.exit(f"error: {exc}")
+        if run.stopped_by is not None:
+            sys.exit(128 + run.stopped_by)
+    if not checkpoint.exists():
+        parser.error(f"{checkpoint} does not exist: train the run first (without --skip-training)")
     agents = {f"{cfg.name} (new)": str(checkpoint)}
     if "ppo-2p-v0" in list_agents():
         agents["ppo-2p-v0 (shipped)"] = "ppo-2p-v0"

@@ -4,14 +4,19 @@ Every run writes to ``<run_dir>/<name>/``: ``config.yaml`` (the resolved config)
 ``tb/`` (TensorBoard events), ``checkpoints/`` (our checkpoint format, ``models.checkpoint``),
 ``eval.json`` (every evaluation) and ``learning_curve.png`` (score difference against each
 evaluation opponent over training steps).
+
+A folder that already holds a run is never silently reused: starting there again needs
+``--resume`` (continue it) or ``--overwrite`` (delete it and start again), and nothing is
+created before the run has been fully built (:meth:`RunDir.check_can_start`, :meth:`RunDir.create`).
 """
 
 from __future__ import annotations
 
 import math
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -39,12 +44,16 @@ class EvalResult:
         return dict(self.__dict__)
 
 
-def evaluate_agent(agent: Any, opponents: Sequence[str], rules: Rules, deals: int, seed: int) -> list[EvalResult]:
-    """Play ``deals`` duplicate deals of ``agent`` against each opponent (all other seats)."""
+def evaluate_agent(agent: Any, opponents: Sequence[str], rules: Rules, deals: int, seed: int,
+                   on_deal: Callable[[list], None] | None = None) -> list[EvalResult]:
+    """Play ``deals`` duplicate deals of ``agent`` against each opponent (all other seats).
+
+    ``on_deal`` is called after every deal (a training script stops a long evaluation from it).
+    """
     results = []
     n = rules.num_players
     for name in opponents:
-        records = run_deals([agent] + [name] * (n - 1), rules, deals, seed)
+        records = run_deals([agent] + [name] * (n - 1), rules, deals, seed, on_deal=on_deal)
         per_deal, wins = [], []
         for deal in records:
             diffs = [g.scores[0] - float(np.mean(g.scores[1:])) for g in deal]
@@ -56,24 +65,75 @@ def evaluate_agent(agent: Any, opponents: Sequence[str], rules: Rules, deals: in
     return results
 
 
+class TrainingDiverged(RuntimeError):
+    """The weights became non-finite during training; the message names the tensor."""
+
+
+class RunFolderError(ValueError):
+    """The run folder cannot be used as asked (it holds a run, or no run to resume); the message says why."""
+
+
+class RunExistsError(RunFolderError):
+    """The folder already holds a run, and neither ``--resume`` nor ``--overwrite`` was given."""
+
+
 class RunDir:
-    """The directory of one run and its evaluation history."""
+    """The directory of one run and its evaluation history (nothing is created until :meth:`create`)."""
 
     def __init__(self, root: str | Path, name: str) -> None:
         self.path = Path(root) / name
         self.checkpoints = self.path / "checkpoints"
-        self.checkpoints.mkdir(parents=True, exist_ok=True)
+        self.latest = self.checkpoints / "latest.pt"
         self.tb = self.path / "tb"
         self.curve_png = self.path / "learning_curve.png"
         self.history: list[dict[str, Any]] = []
         self.learn_sps: float | None = None
         """Learner environment steps per second of training time (evaluations excluded)."""
+        self.stopped_by: int | None = None
+        """The signal (SIGINT, SIGTERM) that stopped the run early, or None."""
+
+    def holds_run(self) -> bool:
+        """Whether the folder holds a run (its config or checkpoints)."""
+        return (self.path / "config.yaml").exists() or self.checkpoints.exists()
+
+    def check_can_start(self, overwrite: bool) -> None:
+        """Raise :class:`RunFolderError` unless a new run may start here (``overwrite``: replacing a run)."""
+        if not self.path.exists():
+            return
+        if not self.path.is_dir():
+            raise RunFolderError(f"run folder {str(self.path)!r} is a file: choose another name or run_dir")
+        if self.holds_run():
+            if not overwrite:
+                raise RunExistsError(f"run folder {str(self.path)!r} already holds a run: add --resume to continue "
+                                     f"it, or --overwrite to delete it and start again")
+        elif any(self.path.iterdir()):
+            raise RunFolderError(f"folder {str(self.path)!r} exists and is not a run folder (no config.yaml or "
+                                 f"checkpoints/): choose another name or run_dir, or empty it")
+
+    def check_can_resume(self) -> None:
+        """Raise :class:`RunFolderError` unless the folder holds a run with ``checkpoints/latest.pt``."""
+        if not (self.latest.exists() or self.latest.with_suffix(".json").exists()):
+            what = "its run has no checkpoints/latest.pt" if self.holds_run() else "it holds no run"
+            raise RunFolderError(f"--resume: nothing to resume in {str(self.path)!r} ({what}); start the run "
+                                 f"without --resume (or with --overwrite)")
+
+    def create(self, overwrite: bool) -> None:
+        """Make the (empty) folder, deleting the run there first when ``overwrite``."""
+        self.check_can_start(overwrite)
+        if overwrite and self.path.is_dir() and self.holds_run():
+            shutil.rmtree(self.path)
+        self.checkpoints.mkdir(parents=True, exist_ok=True)
 
     def record_eval(self, step: int, results: Sequence[EvalResult]) -> None:
         """Append one evaluation, rewrite ``eval.json`` and redraw the learning curve."""
         self.history.append({"step": step, "results": [r.to_dict() for r in results]})
+        self.write_history()
+
+    def write_history(self) -> None:
+        """``eval.json`` and the learning curve from :attr:`history` (none drawn for an empty one)."""
         write_json(self.path / "eval.json", self.history)
-        plot_learning_curve(self.history, self.curve_png)
+        if self.history:
+            plot_learning_curve(self.history, self.curve_png)
 
 
 def plot_learning_curve(history: Sequence[dict[str, Any]], path: str | Path) -> None:

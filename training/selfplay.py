@@ -1,4 +1,4 @@
-"""Self-play PPO for Three Thirteen, one readable file in the manner of CleanRL.
+"""Self-play PPO for Three Thirteen, in the manner of CleanRL (the update is ``training/ppo.py``).
 
 One network plays every learner seat. Each table (a ``three_thirteen_v0`` AEC env) is, per
 game, either a self-play table (the current network in every seat) or a table where the
@@ -11,11 +11,18 @@ decisions (per-round rewards of ``reward_mode``), and advantages follow each tra
 
 Writes ``runs/<name>/``: config.yaml, tb/ (TensorBoard), checkpoints/ (``models.checkpoint``
 format), eval.json and learning_curve.png (duplicate evaluation against ``eval_opponents``).
+
+``--resume`` continues a stopped run from ``checkpoints/latest.pt`` (``training.resume``):
+weights, optimiser, learning-rate schedule, counters, every random generator, the opponent
+pool, the games in progress (replayed from their seeds and actions), the evaluation history
+and TensorBoard. A resumed run is bit-identical to one that never stopped (tested).
 """
 
 from __future__ import annotations
 
 import copy
+import math
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -24,10 +31,13 @@ import torch
 from torch.utils.tensorboard import SummaryWriter
 
 from models.agent_loader import CheckpointAgent
-from models.checkpoint import load_checkpoint, save_checkpoint
+from models.checkpoint import CheckpointError, check_finite, load_checkpoint, save_checkpoint
 from models.networks import PolicyValueNet, build_network
-from training.config import SelfPlayConfig, config_arg_parser, dump_config, load_config
-from training.run_utils import RunDir, evaluate_agent, format_results
+from training.config import ConfigError, SelfPlayConfig, config_arg_parser, dump_config, parse_config
+from training.ppo import Buffer, ppo_update
+from training.resume import (FROZEN, StopRequested, StopSignals, check_resumable, default_resume_command,
+                             load_latest, resume_command, rng_from_json, rng_to_json, save_latest)
+from training.run_utils import RunDir, RunFolderError, TrainingDiverged, evaluate_agent, format_results
 from tt_env import three_thirteen_v0
 from tt_env.agents import make_agent
 from tt_env.observation import OBS_VERSION
@@ -45,6 +55,12 @@ class Table:
     open_idx: list = field(default_factory=list)    # buffer index of the seat's last transition, or -1
     consumed: list = field(default_factory=list)    # reward already credited to it (rollout cut)
     game_return: list = field(default_factory=list)
+    seed: int = 0                                   # the game's seed and its actions so far: a resumed
+    actions: list = field(default_factory=list)     # run replays them to rebuild the game exactly
+
+    def play(self, action: int) -> None:
+        self.actions.append(action)
+        self.env.step(action)
 
 
 class SelfPlay:
@@ -65,7 +81,8 @@ class SelfPlay:
             self._new_game(t)
 
     def _new_game(self, t: Table) -> None:
-        t.env.reset(seed=int(self.rng.integers(2 ** 31)))
+        t.seed, t.actions = int(self.rng.integers(2 ** 31)), []
+        t.env.reset(seed=t.seed)
         n, cfg = self.n, self.cfg
         if self.rng.random() < cfg.selfplay_prob or not self.scripted and not self.pool:
             t.controllers = [LEARNER] * n
@@ -99,7 +116,7 @@ class SelfPlay:
                     if ctrl is LEARNER or isinstance(ctrl, int):
                         break
                     o = t.env.observe(t.env.agent_selection)
-                    t.env.step(ctrl.act(o["observation"], o["action_mask"], self.rng))
+                    t.play(ctrl.act(o["observation"], o["action_mask"], self.rng))
                 ctrl = t.controllers[t.env.game_state.current_player]
                 if ctrl is not LEARNER:
                     waiting.setdefault(ctrl, []).append(t)
@@ -111,7 +128,7 @@ class SelfPlay:
                     actions, _, _, _ = self.pool[k].get_action_and_value(
                         np.stack([o["observation"] for o in obs]), np.stack([o["action_mask"] for o in obs]))
                 for t, a in zip(group, actions.tolist()):
-                    t.env.step(a)
+                    t.play(a)
 
     def _end_game(self, t: Table, buf: "Buffer") -> None:
         """Close every learner seat's transition as terminal, then deal a new game."""
@@ -152,7 +169,7 @@ class SelfPlay:
                 seat = t.env.game_state.current_player
                 idx = buf.add(x[i], masks[i], int(action[i]), float(logprob[i]), float(value_np[i]), prev[i])
                 t.open_idx[seat], t.consumed[seat] = idx, 0.0
-                t.env.step(int(action[i]))
+                t.play(int(action[i]))
 
     def _cut(self, buf: "Buffer") -> None:
         """Close transitions of learner seats that are not on move, bootstrapping from their view now."""
@@ -169,117 +186,54 @@ class SelfPlay:
                 buf.close(idx, reward, v, done=False)
                 t.open_idx[seat] = -1
 
+    # ---- resume: the state between two rollouts (no transition is open then)
+    def state_dict(self) -> tuple[dict, dict]:
+        """(JSON, tensors): the generator, the games in progress (seed + actions) and the pool."""
+        tables = []
+        for t in self.tables:
+            if any(i >= 0 for i in t.open_idx):
+                raise RuntimeError("the self-play state can only be saved between rollouts")
+            controllers = [c if isinstance(c, int) else {"scripted": next(j for j, a in enumerate(self.scripted)
+                                                                           if a is c)} for c in t.controllers]
+            tables.append({"seed": t.seed, "actions": list(t.actions), "controllers": controllers,
+                           "consumed": list(t.consumed), "game_return": list(t.game_return),
+                           "agent_selection": t.env.agent_selection,
+                           "cumulative_rewards": dict(t.env._cumulative_rewards)})
+        state = {"rng": rng_to_json(self.rng), "tables": tables, "finished_returns": list(self.finished_returns)}
+        return state, {"pool": [net.state_dict() for net in self.pool]}
 
-class Buffer:
-    """Learner transitions of one rollout; each knows the index of its trajectory's next one."""
-
-    def __init__(self) -> None:
-        self.x, self.mask, self.action, self.logprob, self.value = [], [], [], [], []
-        self.reward, self.next_value, self.done, self.next_idx = [], [], [], []
-
-    def __len__(self) -> int:
-        return len(self.action)
-
-    def add(self, x, mask, action, logprob, value, prev: int = -1) -> int:
-        """Append a transition (open until :meth:`close`); ``prev``: its trajectory's previous one."""
-        idx = len(self.action)
-        for lst, v in ((self.x, x), (self.mask, mask), (self.action, action), (self.logprob, logprob),
-                       (self.value, value), (self.reward, 0.0), (self.next_value, 0.0), (self.done, 1.0),
-                       (self.next_idx, -1)):
-            lst.append(v)
-        if prev >= 0:
-            self.next_idx[prev] = idx
-        return idx
-
-    def close(self, idx: int, reward: float, next_value: float, done: bool) -> None:
-        self.reward[idx], self.next_value[idx], self.done[idx] = reward, next_value, float(done)
-
-    def advantages(self, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
-        """GAE along each trajectory (``next_idx`` links), and the returns."""
-        n = len(self)
-        value = np.asarray(self.value, dtype=np.float64)
-        delta = (np.asarray(self.reward) + gamma * (1 - np.asarray(self.done)) * np.asarray(self.next_value)
-                 - value)
-        adv = np.zeros(n)
-        for i in range(n - 1, -1, -1):
-            j = self.next_idx[i]
-            adv[i] = delta[i] + (gamma * lam * adv[j] if j >= 0 and not self.done[i] else 0.0)
-        return adv.astype(np.float32), (adv + value).astype(np.float32)
-
-
-# ======================================================================== PPO update
-def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, buf: Buffer, cfg: SelfPlayConfig,
-               gen: torch.Generator) -> dict[str, float]:
-    """Clipped PPO on one rollout (CleanRL's update, with masks and per-trajectory advantages)."""
-    adv_np, ret_np = buf.advantages(cfg.gamma, cfg.gae_lambda)
-    x = torch.as_tensor(np.stack(buf.x))
-    masks = torch.as_tensor(np.stack(buf.mask))
-    actions = torch.as_tensor(buf.action)
-    old_logprob = torch.as_tensor(buf.logprob, dtype=torch.float32)
-    old_value = torch.as_tensor(buf.value, dtype=torch.float32)
-    adv, ret = torch.as_tensor(adv_np), torch.as_tensor(ret_np)
-    n = len(buf)
-    mb = max(1, n // cfg.num_minibatches)
-    stats: dict[str, list[float]] = {k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac")}
-    for _ in range(cfg.update_epochs):
-        order = torch.randperm(n, generator=gen)
-        for start in range(0, n - mb + 1, mb):
-            idx = order[start:start + mb]
-            _, logprob, entropy, value = net.get_action_and_value(x[idx], masks[idx], actions[idx])
-            log_ratio = logprob - old_logprob[idx]
-            ratio = log_ratio.exp()
-            with torch.no_grad():
-                stats["approx_kl"].append(float(((ratio - 1) - log_ratio).mean()))
-                stats["clipfrac"].append(float(((ratio - 1.0).abs() > cfg.clip_coef).float().mean()))
-            a = adv[idx]
-            a = (a - a.mean()) / (a.std() + 1e-8)
-            pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
-            v_clipped = old_value[idx] + (value - old_value[idx]).clamp(-cfg.clip_coef, cfg.clip_coef)
-            v_loss = 0.5 * torch.max((value - ret[idx]) ** 2, (v_clipped - ret[idx]) ** 2).mean()
-            ent = entropy.mean()
-            loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-            optimizer.step()
-            stats["policy_loss"].append(float(pg_loss.detach()))
-            stats["value_loss"].append(float(v_loss.detach()))
-            stats["entropy"].append(float(ent.detach()))
-    var_y = float(ret.var())
-    stats_out = {k: float(np.mean(v)) for k, v in stats.items()}
-    stats_out["explained_variance"] = float("nan") if var_y == 0 else 1 - float((ret - old_value).var()) / var_y
-    return stats_out
+    def load_state_dict(self, state: dict, tensors: dict) -> None:
+        """Restore :meth:`state_dict`'s output: replay each game in progress to where it was."""
+        if len(state["tables"]) != len(self.tables):
+            raise CheckpointError(f"the resume state has {len(state['tables'])} tables, the run {len(self.tables)}")
+        self.pool = []
+        for weights in tensors["pool"]:
+            net = copy.deepcopy(self.net)
+            net.load_state_dict(weights)
+            self.pool.append(net.eval())
+        for i, (t, saved) in enumerate(zip(self.tables, state["tables"])):
+            t.seed, t.actions = int(saved["seed"]), []
+            t.env.reset(seed=t.seed)
+            for a in saved["actions"]:
+                t.play(int(a))
+            t.controllers = [c if isinstance(c, int) else self.scripted[c["scripted"]] for c in saved["controllers"]]
+            t.open_idx, t.consumed, t.game_return = [-1] * self.n, list(saved["consumed"]), list(saved["game_return"])
+            if (t.env.agent_selection != saved["agent_selection"]
+                    or t.env._cumulative_rewards != saved["cumulative_rewards"]):
+                raise CheckpointError(f"resume: table {i} did not replay to its saved position (did the engine "
+                                      f"change since the run was saved?)")
+        rng_from_json(self.rng, state["rng"])
+        self.finished_returns = list(state["finished_returns"])
 
 
 # ======================================================================== run
-def evaluate_and_save(net: PolicyValueNet, cfg: SelfPlayConfig, run: RunDir, step: int, tag: str) -> list:
-    """Duplicate evaluation against ``eval_opponents``, recorded and saved with a checkpoint."""
-    rules = cfg.eval_rules()
-    agent = CheckpointAgent(copy.deepcopy(net).eval(), name=cfg.name)
-    results = evaluate_agent(agent, cfg.eval_opponents, rules, cfg.eval_deals, seed=cfg.seed + 10_000)
-    run.record_eval(step, results)
-    evaluation = {"step": step, "deals": cfg.eval_deals, "full_game": True,
-                  "results": [r.to_dict() for r in results]}
-    for name in (f"step_{step}.pt", f"{tag}.pt"):
-        save_checkpoint(run.checkpoints / name, net, obs_version=OBS_VERSION, rules=cfg.train_rules().to_dict(),
-                        training_steps=step, evaluation=evaluation,
-                        extra={"trainer": "training/selfplay.py", "config": cfg.to_dict()})
-    return results
+TRAINER = "training/selfplay.py"
+SELFPLAY_FROZEN = FROZEN + ("num_envs", "opponents")
+"""Keys a resumed self-play run keeps: :data:`training.resume.FROZEN`, and what its tables were built from."""
 
 
-def train(cfg: SelfPlayConfig) -> RunDir:
-    """Run self-play PPO as configured; returns the run directory."""
-    # ---- seeding: one block, everything derived from cfg.seed
-    torch.set_num_threads(cfg.torch_threads)
-    torch.manual_seed(cfg.seed)
-    rng = np.random.default_rng(cfg.seed)
-    gen = torch.Generator().manual_seed(cfg.seed + 1)
-
-    run = RunDir(cfg.run_dir, cfg.name)
-    dump_config(cfg, run.path / "config.yaml")
-    writer = SummaryWriter(str(run.tb))
-    writer.add_text("config", "\n".join(f"{k}: {v}" for k, v in cfg.to_dict().items()))
-
+def build_net(cfg: SelfPlayConfig, *, init: bool = True) -> PolicyValueNet:
+    """The configured network, from ``init_checkpoint`` when one is given (and ``init``)."""
     kwargs = dict(cfg.network_kwargs)
     kwargs["num_players"] = cfg.num_players
     rules = cfg.train_rules()
@@ -287,67 +241,191 @@ def train(cfg: SelfPlayConfig) -> RunDir:
         kwargs.setdefault("aces_high", rules.aces_high)
         kwargs.setdefault("meld_needs_natural", rules.meld_needs_natural)
     net = build_network(cfg.network, **kwargs)
-    if cfg.init_checkpoint:
-        init, _ = load_checkpoint(cfg.init_checkpoint, num_players=cfg.num_players, obs_version=OBS_VERSION)
-        net.load_state_dict(init.state_dict())
+    if init and cfg.init_checkpoint:
+        start, meta = load_checkpoint(cfg.init_checkpoint, num_players=cfg.num_players, obs_version=OBS_VERSION)
+        try:
+            net.load_state_dict(start.state_dict())
+        except RuntimeError as exc:
+            raise ConfigError(f"init_checkpoint={cfg.init_checkpoint!r} does not fit network={cfg.network!r} "
+                              f"{kwargs}: it holds a {meta['network']['class']} {meta['network'].get('kwargs')} "
+                              f"({str(exc).splitlines()[0]})") from None
+    return net
+
+
+def evaluate_and_save(net: PolicyValueNet, cfg: SelfPlayConfig, run: RunDir, step: int, final: bool,
+                      signals: StopSignals) -> list:
+    """Duplicate evaluation against ``eval_opponents``, recorded and saved as ``step_N.pt`` (and ``final.pt``).
+
+    Raises :class:`StopRequested` (nothing recorded) if a stop is asked for during it.
+    """
+    agent = CheckpointAgent(copy.deepcopy(net).eval(), name=cfg.name)
+    results = evaluate_agent(agent, cfg.eval_opponents, cfg.eval_rules(), cfg.eval_deals, seed=cfg.seed + 10_000,
+                             on_deal=signals.check)
+    run.record_eval(step, results)
+    evaluation = {"step": step, "deals": cfg.eval_deals, "full_game": True,
+                  "results": [r.to_dict() for r in results]}
+    for name in [f"step_{step}.pt"] + (["final.pt"] if final else []):
+        save_checkpoint(run.checkpoints / name, net, obs_version=OBS_VERSION, rules=cfg.train_rules().to_dict(),
+                        training_steps=step, evaluation=evaluation, extra={"trainer": TRAINER, "config": cfg.to_dict()})
+    return results
+
+
+def train(cfg: SelfPlayConfig, *, resume: bool = False, overwrite: bool = False,
+          command: str | None = None) -> RunDir:
+    """Run self-play PPO as configured; returns the run directory.
+
+    A new run needs an empty (or absent) folder, or ``overwrite``; ``resume`` continues the
+    run in the folder from ``checkpoints/latest.pt``, bit for bit as if it had not stopped.
+    Everything is built and checked before anything is written. ``command`` is the resume
+    command printed when a signal stops the run.
+    """
+    # ---- seeding: one block, everything derived from cfg.seed (a resumed run restores the states)
+    torch.set_num_threads(cfg.torch_threads)
+    torch.manual_seed(cfg.seed)
+    rng = np.random.default_rng(cfg.seed)
+    gen = torch.Generator().manual_seed(cfg.seed + 1)
+
+    run = RunDir(cfg.run_dir, cfg.name)
+    if resume:
+        run.check_can_resume()
+        tensors, saved = load_latest(run, TRAINER)
+        check_resumable(saved["config"], cfg, SELFPLAY_FROZEN)
+    else:
+        run.check_can_start(overwrite)
+    net = build_net(cfg, init=not resume)
     optimizer = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, eps=1e-5)
     play = SelfPlay(cfg, net, rng)
-
     num_updates = max(1, -(-cfg.total_steps // cfg.rollout_steps))
+    every = cfg.eval_every or math.inf
+    step, update, next_eval, last_eval = 0, 0, every, None
+    if resume:
+        latest, _ = load_checkpoint(run.latest, num_players=cfg.num_players, obs_version=OBS_VERSION)
+        net.load_state_dict(latest.state_dict())
+        optimizer.load_state_dict(tensors["optimizer"])
+        play.load_state_dict(saved["play"], tensors)
+        torch.set_rng_state(tensors["torch_rng"])
+        gen.set_state(tensors["update_rng"])
+        step, update, last_eval = saved["step"], saved["update"], saved["last_eval"]
+        same_every = saved["config"]["eval_every"] == cfg.eval_every
+        next_eval = saved["next_eval"] if same_every and saved["next_eval"] is not None else (
+            every if last_eval is None else last_eval + every)
+        run.history = saved["history"]
+        if update > num_updates:
+            raise ConfigError(f"total_steps={cfg.total_steps} is below what the run has trained ({step} steps in "
+                              f"{update} updates): give a larger total_steps to train it longer")
+    next_save, saved_at = step + (cfg.save_every or math.inf), None
+
+    def save() -> None:
+        nonlocal next_save, saved_at
+        next_save, saved_at = step + (cfg.save_every or math.inf), step
+        writer.flush()
+        state, pool = play.state_dict()
+        save_latest(run, net, cfg, step=step, trainer=TRAINER, state={
+            "update": update, "last_eval": last_eval, "next_eval": None if next_eval == math.inf else next_eval,
+            "play": state}, tensors={"optimizer": optimizer.state_dict(), "torch_rng": torch.get_rng_state(),
+                                     "update_rng": gen.get_state(), **pool})
+
+    # ---- only now, with everything built, touch the disk
+    if not resume:
+        run.create(overwrite)
+    dump_config(cfg, run.path / "config.yaml")
+    writer = SummaryWriter(str(run.tb), purge_step=step + 1 if resume else None)
+    if resume:
+        run.write_history()  # evaluations after the saved state are dropped: they will be made again
+    else:
+        writer.add_text("config", "\n".join(f"{k}: {v}" for k, v in cfg.to_dict().items()))
+        save()
+    if update >= num_updates and last_eval == step:
+        print(f"{run.path}: already trained to total_steps={cfg.total_steps} ({step} steps); nothing to do "
+              f"(--set total_steps=N with a larger N trains it longer)")
+        writer.close()
+        return run
+
     bar = None
     if cfg.progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=cfg.total_steps, unit="step", desc=cfg.name, dynamic_ncols=True)
-    step, next_eval = 0, cfg.eval_every or cfg.total_steps
-    start = time.perf_counter()
-    for update in range(1, num_updates + 1):
-        if cfg.anneal_lr:
-            optimizer.param_groups[0]["lr"] = cfg.learning_rate * (1.0 - (update - 1) / num_updates)
-        buf = Buffer()
-        play.collect(buf, cfg.rollout_steps)
-        net.train()
-        stats = ppo_update(net, optimizer, buf, cfg, gen)
-        net.eval()
-        step += len(buf)
-        sps = step / (time.perf_counter() - start)
-        for k, v in stats.items():
-            writer.add_scalar(f"losses/{k}", v, step)
-        writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], step)
-        writer.add_scalar("charts/SPS", sps, step)
-        if play.finished_returns:
-            writer.add_scalar("charts/episodic_return", float(np.mean(play.finished_returns)), step)
-            play.finished_returns.clear()
-        if update % cfg.snapshot_every == 0:
-            play.snapshot()
-        if bar is not None:
-            bar.update(len(buf))
-            bar.set_postfix(sps=f"{sps:.0f}", ent=f"{stats['entropy']:.2f}")
-        if step >= next_eval or update == num_updates:
-            tag = "final" if update == num_updates else "latest"
-            t_eval = time.perf_counter()
-            results = evaluate_and_save(net, cfg, run, step, tag)
-            start += time.perf_counter() - t_eval  # evaluation time does not count against SPS
-            for r in results:
-                writer.add_scalar(f"eval/{r.opponent}/score_diff", r.score_diff, step)
-                writer.add_scalar(f"eval/{r.opponent}/win_rate", r.win_rate, step)
-            message = f"step {step}: {format_results(results)}"
-            (bar.write if bar is not None else print)(message)
-            next_eval += cfg.eval_every or cfg.total_steps
+        bar = tqdm(total=cfg.total_steps, initial=min(step, cfg.total_steps), unit="step", desc=cfg.name,
+                   dynamic_ncols=True)
+    log = bar.write if bar is not None else print
+    start, start_step = time.perf_counter(), step
+    with StopSignals() as signals:
+        while True:
+            if not signals.requested and (step >= next_eval or (update >= num_updates and last_eval != step)):
+                t_eval = time.perf_counter()
+                try:
+                    results = evaluate_and_save(net, cfg, run, step, update >= num_updates, signals)
+                except StopRequested:
+                    save()
+                    break
+                start += time.perf_counter() - t_eval  # evaluation time does not count against SPS
+                for r in results:
+                    writer.add_scalar(f"eval/{r.opponent}/score_diff", r.score_diff, step)
+                    writer.add_scalar(f"eval/{r.opponent}/win_rate", r.win_rate, step)
+                log(f"step {step}: {format_results(results)}")
+                last_eval = step
+                while next_eval <= step:
+                    next_eval += every
+                save()
+            elif step >= next_save:
+                save()
+            if update >= num_updates or signals.requested:
+                if signals.requested and saved_at != step:
+                    save()
+                break
+            update += 1
+            if cfg.anneal_lr:
+                optimizer.param_groups[0]["lr"] = cfg.learning_rate * (1.0 - (update - 1) / num_updates)
+            buf = Buffer()
+            play.collect(buf, cfg.rollout_steps)
+            net.train()
+            stats = ppo_update(net, optimizer, buf, cfg, gen)
+            net.eval()
+            try:
+                check_finite(net.state_dict(), f"training diverged at update {update}")
+            except CheckpointError as exc:
+                raise TrainingDiverged(f"{exc}: lower learning_rate or max_grad_norm") from None
+            step += len(buf)
+            sps = (step - start_step) / (time.perf_counter() - start)
+            for k, v in stats.items():
+                writer.add_scalar(f"losses/{k}", v, step)
+            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], step)
+            writer.add_scalar("charts/SPS", sps, step)
+            if play.finished_returns:
+                writer.add_scalar("charts/episodic_return", float(np.mean(play.finished_returns)), step)
+                play.finished_returns.clear()
+            if update % cfg.snapshot_every == 0:
+                play.snapshot()
+            if bar is not None:
+                bar.update(min(step, cfg.total_steps) - bar.n)
+                bar.set_postfix(sps=f"{sps:.0f}", ent=f"{stats['entropy']:.2f}")
     if bar is not None:
         bar.close()
     writer.close()
-    run.learn_sps = step / (time.perf_counter() - start)
+    run.learn_sps = (step - start_step) / max(time.perf_counter() - start, 1e-9)
+    if signals.requested:
+        run.stopped_by = signals.signum
+        print(f"stopped at step {step} of {cfg.total_steps}: saved {run.latest}\n"
+              f"resume with: {command or default_resume_command(TRAINER, run)}", flush=True)
+        return run
     print(f"steps/s during learning: {run.learn_sps:.0f}")
     print(f"checkpoint: {run.checkpoints / 'final.pt'}\nlearning curve: {run.curve_png}")
     return run
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = config_arg_parser(__doc__.split("\n\n")[0], SelfPlayConfig)
+    parser = config_arg_parser(__doc__.split("\n\n")[0], SelfPlayConfig, run_folder=True)
     args = parser.parse_args(argv)
-    cfg = load_config(SelfPlayConfig, args.config, args.overrides)
-    train(cfg)
+    cfg = parse_config(parser, SelfPlayConfig, args)
+    try:
+        run = train(cfg, resume=args.resume, overwrite=args.overwrite,
+                    command=resume_command(f"python {TRAINER}", argv))
+    except (ConfigError, CheckpointError, RunFolderError) as exc:
+        parser.error(str(exc))
+    except TrainingDiverged as exc:
+        sys.exit(f"error: {exc}")
+    if run.stopped_by is not None:
+        sys.exit(128 + run.stopped_by)
 
 
 if __name__ == "__main__":

@@ -10,37 +10,55 @@ checkpoint format, so it plays anywhere a scripted agent does.
     python training/train_sb3.py --config configs/sb3_default.yaml --set total_steps=20000
 
 Writes ``runs/<name>/``: config.yaml, tb/ (TensorBoard), checkpoints/, eval.json and
-learning_curve.png.
+learning_curve.png. ``--resume`` continues a run from ``checkpoints/latest.pt``
+(``training.resume``): the policy's and the optimiser's ``state_dict`` (``weights_only``
+tensors; SB3's own zip, which unpickles, is never used), the step and update counters, the
+random generators, the evaluation history and TensorBoard. The environments start new games
+from a seed derived from the step, so a resumed run is not bit-identical to an
+uninterrupted one.
 """
 
 from __future__ import annotations
 
+import random
+import signal
+import sys
 import time
 
 import gymnasium
+import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+from torch.utils.tensorboard import SummaryWriter
 
 import tt_env  # noqa: F401  (registers the environment id)
 from models.agent_loader import CheckpointAgent
-from models.checkpoint import save_checkpoint
+from models.checkpoint import CheckpointError, save_checkpoint
 from models.networks import MLPPolicy
-from training.config import SB3Config, config_arg_parser, dump_config, load_config
-from training.run_utils import RunDir, evaluate_agent, format_results
+from training.config import ConfigError, SB3Config, config_arg_parser, dump_config, parse_config
+from training.resume import (StopRequested, StopSignals, check_resumable, default_resume_command,
+                             load_latest, resume_command, save_latest)
+from training.run_utils import RunDir, RunFolderError, evaluate_agent, format_results
 from tt_env.observation import OBS_VERSION
+
+TRAINER = "training/train_sb3.py"
+TB_NAME = "ppo"
 
 
 # ======================================================================== environments
-def make_env(cfg: SB3Config, index: int):
+def make_env(cfg: SB3Config, index: int, seed: int, in_subprocess: bool = False):
     """A thunk building env ``index`` (picklable for SubprocVecEnv): learner seat random per game."""
     options = {k: v for k, v in cfg.train_rules().to_dict().items() if k != "num_players"}
 
     def thunk() -> gymnasium.Env:
+        if in_subprocess:  # Ctrl-C reaches the whole process group: the main process saves and closes us
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         env = gymnasium.make("tt_env/ThreeThirteen-v0", opponents=list(cfg.opponents), seat="random",
                              num_players=cfg.num_players, reward_mode=cfg.reward_mode, **options)
-        env.reset(seed=cfg.seed * 1000 + index)
+        env.reset(seed=seed * 1000 + index)
         return env
 
     return thunk
@@ -63,78 +81,179 @@ def to_mlp_policy(model: MaskablePPO, cfg: SB3Config) -> MLPPolicy:
     return net.eval()
 
 
-class EvalCallback(BaseCallback):
-    """Every ``eval_every`` steps (and at the end): duplicate evaluation, learning curve, checkpoint."""
+class RunCallback(BaseCallback):
+    """Evaluations every ``eval_every`` steps, ``latest.pt`` every ``save_every``, a stop on a signal.
 
-    def __init__(self, cfg: SB3Config, run: RunDir) -> None:
+    The state saved for ``--resume`` is the one at the start of a rollout (after the previous
+    update): a stop in the middle of a rollout saves that, and the partial rollout is played again.
+    """
+
+    def __init__(self, cfg: SB3Config, run: RunDir, signals: StopSignals, counters: dict) -> None:
         super().__init__()
-        self.cfg, self.run = cfg, run
-        self.next_eval = cfg.eval_every or cfg.total_steps
+        self.cfg, self.run, self.signals = cfg, run, signals
+        self.next_eval = counters["next_eval"]
+        self.last_eval = counters["last_eval"]
+        self.next_save = counters["step"] + (cfg.save_every or float("inf"))
         self.eval_seconds = 0.0
+        self.safe: dict | None = None
+
+    def capture(self) -> dict:
+        """The counters and generator states now (between rollouts), for :meth:`save`."""
+        return {"step": int(self.model.num_timesteps), "n_updates": int(self.model._n_updates),
+                "episode_num": int(self.model._episode_num), "next_eval": self.next_eval, "last_eval": self.last_eval,
+                "history": len(self.run.history), "torch_rng": torch.get_rng_state(),
+                "np_rng": np.random.get_state(legacy=False), "py_rng": random.getstate()}
+
+    def save(self, safe: dict) -> None:
+        np_rng = dict(safe["np_rng"], state={"key": safe["np_rng"]["state"]["key"].tolist(),
+                                             "pos": int(safe["np_rng"]["state"]["pos"])})
+        state = {"n_updates": safe["n_updates"], "episode_num": safe["episode_num"], "last_eval": safe["last_eval"],
+                 "next_eval": None if safe["next_eval"] == float("inf") else safe["next_eval"],
+                 "np_rng": np_rng, "py_rng": [safe["py_rng"][0], list(safe["py_rng"][1]), safe["py_rng"][2]]}
+        tensors = {"policy": self.model.policy.state_dict(), "optimizer": self.model.policy.optimizer.state_dict(),
+                   "torch_rng": safe["torch_rng"]}
+        save_latest(self.run, to_mlp_policy(self.model, self.cfg), self.cfg, step=safe["step"], trainer=TRAINER,
+                    tensors=tensors, state=state, history=self.run.history[:safe["history"]])
+
+    def _on_rollout_start(self) -> None:
+        self.safe = self.capture()
+        if self.num_timesteps >= self.next_save:
+            self.save(self.safe)
+            self.next_save = self.num_timesteps + self.cfg.save_every
 
     def _on_step(self) -> bool:
-        if self.num_timesteps >= self.next_eval:
-            self.evaluate("latest")
-            self.next_eval += self.cfg.eval_every or self.cfg.total_steps
+        if self.signals.requested:
+            return False
+        if self.next_eval <= self.num_timesteps < self.model._total_timesteps:  # the last one: after the last update
+            try:
+                self.evaluate(final=False)
+            except StopRequested:
+                return False
         return True
 
-    def evaluate(self, tag: str) -> None:
+    def evaluate(self, final: bool) -> None:
+        """Duplicate evaluation now; recorded, logged and saved as ``step_N.pt`` (and ``final.pt``)."""
         t0 = time.perf_counter()
         cfg, step = self.cfg, self.num_timesteps
         net = to_mlp_policy(self.model, cfg)
         results = evaluate_agent(CheckpointAgent(net, name=cfg.name), cfg.eval_opponents, cfg.eval_rules(),
-                                 cfg.eval_deals, seed=cfg.seed + 10_000)
+                                 cfg.eval_deals, seed=cfg.seed + 10_000, on_deal=self.signals.check)
         self.run.record_eval(step, results)
         for r in results:
             self.logger.record(f"eval/{r.opponent}/score_diff", r.score_diff)
             self.logger.record(f"eval/{r.opponent}/win_rate", r.win_rate)
         evaluation = {"step": step, "deals": cfg.eval_deals, "full_game": True,
                       "results": [r.to_dict() for r in results]}
-        for name in (f"step_{step}.pt", f"{tag}.pt"):
+        for name in [f"step_{step}.pt"] + (["final.pt"] if final else []):
             save_checkpoint(self.run.checkpoints / name, net, obs_version=OBS_VERSION,
                             rules=cfg.train_rules().to_dict(), training_steps=step, evaluation=evaluation,
-                            extra={"trainer": "training/train_sb3.py", "config": cfg.to_dict()})
+                            extra={"trainer": TRAINER, "config": cfg.to_dict()})
         print(f"step {step}: {format_results(results)}", flush=True)
+        self.last_eval = step
+        while self.next_eval <= step:
+            self.next_eval += self.cfg.eval_every or float("inf")
         self.eval_seconds += time.perf_counter() - t0
 
 
+def _restore(model: MaskablePPO, tensors: dict, saved: dict) -> None:
+    """Load the saved policy, optimiser, counters and generators into a freshly built ``model``."""
+    model.policy.load_state_dict(tensors["policy"])
+    model.policy.optimizer.load_state_dict(tensors["optimizer"])
+    model.num_timesteps, model._n_updates, model._episode_num = saved["step"], saved["n_updates"], saved["episode_num"]
+    torch.set_rng_state(tensors["torch_rng"])
+    np_rng = dict(saved["np_rng"], state={"key": np.asarray(saved["np_rng"]["state"]["key"], dtype=np.uint32),
+                                          "pos": saved["np_rng"]["state"]["pos"]})
+    np.random.set_state(np_rng)
+    version, internal, gauss = saved["py_rng"]
+    random.setstate((version, tuple(internal), gauss))
+
+
 # ======================================================================== run
-def train(cfg: SB3Config) -> RunDir:
-    """Train MaskablePPO as configured; returns the run directory."""
+def train(cfg: SB3Config, *, resume: bool = False, overwrite: bool = False, command: str | None = None) -> RunDir:
+    """Train MaskablePPO as configured (``resume``: continue the run in its folder); returns the run directory."""
     torch.set_num_threads(cfg.torch_threads)
     run = RunDir(cfg.run_dir, cfg.name)
-    dump_config(cfg, run.path / "config.yaml")
-    thunks = [make_env(cfg, i) for i in range(cfg.num_envs)]
-    vec = SubprocVecEnv(thunks) if cfg.vec_env == "subproc" else DummyVecEnv(thunks)
-    vec = VecMonitor(vec)
-    vec.seed(cfg.seed)
-    model = MaskablePPO(
-        "MlpPolicy", vec, learning_rate=cfg.learning_rate, n_steps=cfg.n_steps, batch_size=cfg.batch_size,
-        n_epochs=cfg.n_epochs, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range,
-        ent_coef=cfg.ent_coef, seed=cfg.seed, tensorboard_log=str(run.tb), verbose=0,
-        policy_kwargs={"net_arch": {"pi": list(cfg.hidden_sizes), "vf": list(cfg.hidden_sizes)},
-                       "activation_fn": torch.nn.Tanh})
-    callback = EvalCallback(cfg, run)
-    start = time.perf_counter()
-    model.learn(total_timesteps=cfg.total_steps, callback=callback, progress_bar=cfg.progress, tb_log_name="ppo")
-    learn_seconds = time.perf_counter() - start - callback.eval_seconds
-    if not run.history or run.history[-1]["step"] != model.num_timesteps:
-        callback.evaluate("final")
+    if resume:
+        run.check_can_resume()
+        tensors, saved = load_latest(run, TRAINER)
+        check_resumable(saved["config"], cfg)
+        step, last_eval = saved["step"], saved["last_eval"]
+        same_every = saved["config"]["eval_every"] == cfg.eval_every and saved["next_eval"] is not None
+        every = cfg.eval_every or float("inf")
+        next_eval = saved["next_eval"] if same_every else (every if last_eval is None else last_eval + every)
+        env_seed = int(np.random.SeedSequence([cfg.seed, step]).generate_state(1)[0] % 2 ** 31)
     else:
-        for suffix in (".pt", ".json"):
-            (run.checkpoints / f"final{suffix}").write_bytes((run.checkpoints / f"latest{suffix}").read_bytes())
-    vec.close()
-    run.learn_sps = model.num_timesteps / max(learn_seconds, 1e-9)
+        run.check_can_start(overwrite)
+        step, last_eval, next_eval, env_seed = 0, None, cfg.eval_every or float("inf"), cfg.seed
+    subproc = cfg.vec_env == "subproc"
+    thunks = [make_env(cfg, i, env_seed, in_subprocess=subproc) for i in range(cfg.num_envs)]
+    vec = VecMonitor(SubprocVecEnv(thunks) if subproc else DummyVecEnv(thunks))
+    try:
+        vec.seed(env_seed)
+        model = MaskablePPO(
+            "MlpPolicy", vec, learning_rate=cfg.learning_rate, n_steps=cfg.n_steps, batch_size=cfg.batch_size,
+            n_epochs=cfg.n_epochs, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range,
+            ent_coef=cfg.ent_coef, seed=cfg.seed, tensorboard_log=str(run.tb), verbose=0,
+            policy_kwargs={"net_arch": {"pi": list(cfg.hidden_sizes), "vf": list(cfg.hidden_sizes)},
+                           "activation_fn": torch.nn.Tanh})
+        if resume:
+            _restore(model, tensors, saved)
+            run.history = saved["history"]
+        with StopSignals() as signals:
+            callback = RunCallback(cfg, run, signals, {"step": step, "next_eval": next_eval, "last_eval": last_eval})
+            callback.model = model  # learn() initialises the rest; saving needs only the model
+            # ---- only now, with everything built, touch the disk
+            if resume:
+                run.write_history()
+                SummaryWriter(str(run.tb / f"{TB_NAME}_1"), purge_step=step + 1).close()  # drop steps after the save
+            else:
+                run.create(overwrite)
+                callback.save(callback.capture())
+            dump_config(cfg, run.path / "config.yaml")
+            if step >= cfg.total_steps and last_eval == step:
+                print(f"{run.path}: already trained to total_steps={cfg.total_steps} ({step} steps); nothing to do "
+                      f"(--set total_steps=N with a larger N trains it longer)")
+                return run
+            start = time.perf_counter()
+            if model.num_timesteps < cfg.total_steps:
+                model.learn(total_timesteps=cfg.total_steps - (model.num_timesteps if resume else 0),
+                            callback=callback, progress_bar=cfg.progress, tb_log_name=TB_NAME,
+                            reset_num_timesteps=not resume)
+            learn_seconds = time.perf_counter() - start - callback.eval_seconds
+            if callback.safe is None or model._n_updates != callback.safe["n_updates"]:
+                callback.safe = callback.capture()  # learning ended after an update: now is a safe point
+            if not signals.requested:
+                try:
+                    callback.evaluate(final=True)
+                    callback.safe = callback.capture()
+                except StopRequested:
+                    pass
+            callback.save(callback.safe)
+            if signals.requested:
+                run.stopped_by = signals.signum
+    finally:
+        vec.close()
+    run.learn_sps = (model.num_timesteps - step) / max(learn_seconds, 1e-9)
+    if run.stopped_by is not None:
+        print(f"stopped at step {callback.safe['step'] if callback.safe else step} of {cfg.total_steps}: saved "
+              f"{run.latest}\nresume with: {command or default_resume_command(TRAINER, run)}", flush=True)
+        return run
     print(f"steps/s during learning: {run.learn_sps:.0f}")
     print(f"checkpoint: {run.checkpoints / 'final.pt'}\nlearning curve: {run.curve_png}")
     return run
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = config_arg_parser(__doc__.split("\n\n")[0], SB3Config)
+    parser = config_arg_parser(__doc__.split("\n\n")[0], SB3Config, run_folder=True)
     args = parser.parse_args(argv)
-    cfg = load_config(SB3Config, args.config, args.overrides)
-    train(cfg)
+    cfg = parse_config(parser, SB3Config, args)
+    try:
+        run = train(cfg, resume=args.resume, overwrite=args.overwrite,
+                    command=resume_command(f"python {TRAINER}", argv))
+    except (ConfigError, CheckpointError, RunFolderError) as exc:
+        parser.error(str(exc))
+    if run.stopped_by is not None:
+        sys.exit(128 + run.stopped_by)
 
 
 if __name__ == "__main__":
