@@ -61,4 +61,4 @@ def test_a_read_only_run_folder_is_refused_before_training(tmp_path, capsys, no_
 
 def test_skip_training_needs_the_checkpoint(tmp_path, capsys, no_training):
     line = _refused(["--skip-training", "--set", f"run_dir={tmp_path}"], capsys)
-    assert "--skip-training needs an existing" in line and "final.pt" in line
+    assert "final.pt does not exist" in line and "without --skip-training" in line
