@@ -148,8 +148,8 @@ class SelfPlay:
             self._advance(buf)
             agents = [t.env.agent_selection for t in self.tables]
             obs = [t.env.observe(a) for t, a in zip(self.tables, agents)]
-            x = net.preprocess(np.stack([o["observation"] for o in obs]))
             masks = np.stack([o["action_mask"] for o in obs])
+            x = net.preprocess(np.stack([o["observation"] for o in obs]), masks)
             with torch.no_grad():
                 action, logprob, _, value = net.get_action_and_value(x, masks)
             value_np = value.numpy()
@@ -182,7 +182,8 @@ class SelfPlay:
                 t.game_return[seat] += reward
                 t.consumed[seat] += reward
                 with torch.no_grad():
-                    v = float(self.net.get_value(t.env.observe(agent)["observation"][None])[0])
+                    o = t.env.observe(agent)
+                    v = float(self.net.get_value(o["observation"][None], o["action_mask"][None])[0])
                 buf.close(idx, reward, v, done=False)
                 t.open_idx[seat] = -1
 
