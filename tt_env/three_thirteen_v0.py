@@ -284,12 +284,11 @@ class raw_env(AECEnv, EzPickle):
         if self.game_state is None:
             raise RuntimeError("last() called before reset(): call reset() first")
         agent = self.agent_selection
-        try:
-            return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
-                    self.terminations[agent], self.truncations[agent], self.infos[agent])
-        except KeyError:
+        if agent not in self._cumulative_rewards:
             raise RuntimeError("last() called after the game is over and every agent has stepped out "
-                               "(env.agents is empty): call reset() to start a new game") from None
+                               "(env.agents is empty): call reset() to start a new game")
+        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
+                self.terminations[agent], self.truncations[agent], self.infos[agent])
 
     def step(self, action: int | None) -> None:
         state = self.game_state
