@@ -68,6 +68,7 @@ def test_tianshou_dqn_trains_one_epoch_on_the_env() -> None:
     assert (infos.went_out[: len(buffer)] >= 0).any() and (infos.round_number[: len(buffer)] > 0).any()
 
 
+@pytest.mark.filterwarnings("ignore:PettingZoo in TorchRL is tested:UserWarning")
 def test_torchrl_pettingzoo_wrapper_checks_specs_and_plays_a_whole_game() -> None:
     pytest.importorskip("torchrl", reason="torchrl is not installed (the dev extra has it)")
     from torchrl.envs import PettingZooWrapper
