@@ -178,7 +178,8 @@ def test_rewards_per_mode_and_episode_end(mode: str, num_players: int) -> None:
             for a, r in zip(env.possible_agents, want):
                 expected_total[a] += r
                 assert env.infos[a]["round_points"] == record.points
-                assert ("final_scores" in env.infos[a]) == last
+                assert env.infos[a]["round_number"] == record.round_number
+                assert env.infos[a]["final_scores"] == (env.game_state.scores if last else [0] * num_players)
             assert all(env.terminations.values()) == last, "the episode ends after the last round only"
         assert env.agents == [] and steps > 0
         assert [r.round_number for r in env.round_results] == list(rounds)

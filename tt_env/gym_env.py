@@ -28,7 +28,7 @@ gymnasium.make("tt_env/ThreeThirteen-v0", opponents=("greedy-v0",), seat=0,
 | argument | meaning |
 |---|---|
 | `opponents` | agents for the other seats, in seat order from the learner's left; one agent is repeated for every other seat; the player count is `len(opponents) + 1` unless `num_players` says more |
-| `seat` | the learner's seat: an int, `"rotate"` (0, 1, ..., N-1 over successive episodes, back to 0 when `reset` gets a seed) or `"random"` (drawn from the seeded generator at each reset) |
+| `seat` | the learner's seat: an int (numpy integers too), `"rotate"` (0, 1, ..., N-1 over successive episodes, back to 0 when `reset` gets a seed) or `"random"` (drawn from the seeded generator at each reset) |
 | `illegal_action` | `"terminate"` or `"raise"` (below) |
 | `reward_mode`, `render_mode`, rule options | those of the AEC environment (`decks`, `aces`, `rounds`, `discard_drawn_discard`, `max_turns_per_round`, `meld_needs_natural`) |
 
@@ -48,11 +48,32 @@ hand fully melded).
 | illegal action, `illegal_action="terminate"` | `ILLEGAL_ACTION_REWARD = -1.0`, and the episode ends (`terminated=True`, `info["illegal_action"] = True`); the game is abandoned |
 | illegal action, `illegal_action="raise"` | `ValueError` naming the legal actions (use it to catch masking bugs) |
 
-An action outside `0..53` counts as illegal. The AEC environment's event infos for the
-learner since its previous step (`went_out`, `round_points`, `round_number`, `final_scores`)
-are passed on in `info`, with `seat` (the learner's seat this episode). With Gymnasium's
-vector envs (autoreset on the next step), a finished episode's last `info["action_mask"]` is
-all zeros: the action of the step that resets it is ignored.
+An integer action outside `0..53` counts as illegal. An action that is not an integer
+(`True`, `1.7`, `"0"`, `None`, a 1-element array) raises `TypeError` naming the allowed
+values in both modes: a Python int, a numpy integer scalar or a 0-d numpy integer array. It
+is a bug in the caller, not a move. `step` before `reset` or after the episode ended raises
+`RuntimeError` (call `reset`); `reset(seed=-1)` raises `ValueError` naming the seed.
+
+## Info
+
+`reset` and every `step` return an info dict with the same keys and types, always:
+
+| key | type | value |
+|---|---|---|
+| `action_mask` | int8 array (54,) | the learner's legal actions now (all 0 once the episode is over); `env.action_masks()` is the same as bool |
+| `seat` | int | the learner's seat this episode |
+| `illegal_action` | bool | whether this step's action was illegal (`illegal_action="terminate"`) |
+| `went_out` | int | the seat that went out since the learner's previous step; -1 if nobody |
+| `round_number` | int | the round that ended since the learner's previous step; 0 if none |
+| `round_points` | list of N ints | that round's points per seat; all 0 if no round ended |
+| `final_scores` | list of N ints | the game's totals per seat once it is over; all 0 before |
+
+The last four are the AEC environment's infos (its docstring), gathered over the learner's
+action and the opponents' actions that followed; with a tiny `max_turns_per_round` two
+rounds can end between two learner steps, and then they hold the later one (the reward
+counts both). With Gymnasium's vector envs (autoreset on the next step), a finished
+episode's last `info["action_mask"]` is all zeros: the action of the step that resets it is
+ignored.
 
 ## Episode end
 
@@ -74,11 +95,12 @@ import gymnasium
 import numpy as np
 
 from .agents import Agent, make_agent
-from .engine.game import NUM_ACTIONS
-from .three_thirteen_v0 import ILLEGAL_ACTION_REWARD, raw_env
+from .engine.game import ACTION_TYPES_TEXT, NUM_ACTIONS, as_action
+from .three_thirteen_v0 import ILLEGAL_ACTION_REWARD, checked_seed, raw_env
 
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
-_INFO_KEYS = ("went_out", "round_points", "round_number", "final_scores")
+EVENT_INFO_KEYS = ("went_out", "round_number", "round_points", "final_scores")
+"""The AEC environment's info keys that the learner's ``info`` passes on."""
 
 
 class ThreeThirteenGymEnv(gymnasium.Env):
@@ -96,6 +118,13 @@ class ThreeThirteenGymEnv(gymnasium.Env):
         if not opponents:
             raise ValueError("opponents=[] is not allowed: give at least one agent (a registry name, "
                              "a checkpoint path or an agent object)")
+        if isinstance(num_players, np.integer):
+            num_players = int(num_players)
+        if isinstance(seat, np.integer):
+            seat = int(seat)
+        if num_players is not None and type(num_players) is not int:
+            raise ValueError(f"num_players={num_players!r} is not allowed: use None (one more than the "
+                             f"opponents) or an integer 2..8")
         n = num_players if num_players is not None else len(opponents) + 1
         if len(opponents) not in (1, n - 1):
             raise ValueError(f"{len(opponents)} opponents do not fit num_players={n}: give 1 (repeated) "
@@ -103,7 +132,7 @@ class ThreeThirteenGymEnv(gymnasium.Env):
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action={illegal_action!r} is not allowed: use one of "
                              f"{list(ILLEGAL_ACTION_MODES)}")
-        if not (seat in ("rotate", "random") or (isinstance(seat, int) and 0 <= seat < n)):
+        if not (seat in ("rotate", "random") or (type(seat) is int and 0 <= seat < n)):
             raise ValueError(f"seat={seat!r} is not allowed: use an int 0..{n - 1}, 'rotate' or 'random'")
         self.aec = raw_env(num_players=n, reward_mode=reward_mode, render_mode=render_mode, **rule_options)
         self.rules = self.aec.rules
@@ -126,6 +155,7 @@ class ThreeThirteenGymEnv(gymnasium.Env):
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        seed = checked_seed(seed)
         super().reset(seed=seed)
         n = self.rules.num_players
         if seed is not None:
@@ -141,29 +171,35 @@ class ThreeThirteenGymEnv(gymnasium.Env):
         self._opponent_rng = np.random.default_rng(int(self.np_random.integers(2**63)))
         self._done = False
         # rewards earned before the learner's first move (only possible with tiny turn limits)
-        self._pending, info = self._play_opponents()
+        self._pending, info = self._play_opponents(self._blank_info())
         obs, info = self._observe(info)
         return obs, info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._done:
+            if self.aec.game_state is None:
+                raise RuntimeError("step() called before reset(): call reset() first")
             raise RuntimeError("step() called on a finished episode: call reset() first")
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            a = -1
+        if type(action) is int:
+            a = action
+        elif action is None:
+            raise TypeError(f"action None is not an action: use {ACTION_TYPES_TEXT}")
+        else:
+            a = as_action(action)
         if not (0 <= a < NUM_ACTIONS and self._mask[a]):
             if self.illegal_action == "raise":
                 raise ValueError(f"illegal action {action!r}: legal actions are "
                                  f"{np.flatnonzero(self._mask).tolist()}")
             self._done = True
-            obs, info = self._observe({"illegal_action": True})
+            info = self._blank_info()
+            info["illegal_action"] = True
+            obs, info = self._observe(info)
             return obs, ILLEGAL_ACTION_REWARD, True, False, info
         aec = self.aec
         aec.step(a)
         reward = float(aec.rewards[self._agent]) + self._pending
         self._pending = 0.0
-        info = self._event_info({})
+        info = self._event_info(self._blank_info())
         more, info = self._play_opponents(info)
         reward += more
         self._done = aec.game_state.game_over
@@ -181,10 +217,15 @@ class ThreeThirteenGymEnv(gymnasium.Env):
         self.aec.close()
 
     # ------------------------------------------------------------------ internals
-    def _play_opponents(self, info: dict | None = None) -> tuple[float, dict]:
+    def _blank_info(self) -> dict:
+        """An info dict with every key of the docstring's table at its "nothing happened" value."""
+        n = self.rules.num_players
+        return {"went_out": -1, "round_number": 0, "round_points": [0] * n, "final_scores": [0] * n,
+                "illegal_action": False}
+
+    def _play_opponents(self, info: dict) -> tuple[float, dict]:
         """Let the other seats act until the learner is to move or the game is over."""
         aec, state = self.aec, self.aec.game_state
-        info = {} if info is None else info
         reward = 0.0
         while not state.game_over and state.current_player != self.seat:
             agent = aec.agent_selection
@@ -198,10 +239,13 @@ class ThreeThirteenGymEnv(gymnasium.Env):
     def _event_info(self, info: dict) -> dict:
         """Copy the learner's event infos (went_out, round points, final scores) of the last AEC step."""
         src = self.aec.infos.get(self._agent)
-        if src:
-            for key in _INFO_KEYS:
-                if key in src:
-                    info[key] = src[key]
+        if src is not None:
+            if src["went_out"] >= 0:
+                info["went_out"] = src["went_out"]
+            if src["round_number"]:
+                info["round_number"] = src["round_number"]
+                info["round_points"] = src["round_points"]
+                info["final_scores"] = src["final_scores"]
         return info
 
     def _observe(self, info: dict) -> tuple[np.ndarray, dict]:

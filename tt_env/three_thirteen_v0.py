@@ -34,7 +34,8 @@ be discarded in the same turn (`discard_drawn_discard=False`); a round with nobo
 ends after `max_turns_per_round` turns and every hand is scored as held.
 
 Going out is never worse for the player, so the environment goes out for it whenever the
-chosen discard leaves a fully melded hand; `infos[agent]["went_out"]` names who went out.
+chosen discard leaves a fully melded hand; `infos[agent]["went_out"]` gives the seat that
+went out.
 
 ## Arguments
 
@@ -51,7 +52,11 @@ display exists, else prints the text view) or `"rgb_array"` (the picture, `H x W
 needs Pillow). Both show the table as the agent to move sees it; `reveal_all=True` shows
 every hand in the pictures.
 The rule options are those of `tt_env.engine.Rules` (README, "Options"); a bad value
-raises `ValueError` naming the option and the allowed values.
+raises `ValueError` naming the option and the allowed values. Numpy integers are accepted
+wherever an int is (`num_players=np.int64(3)`, `rounds=np.array([9, 10, 11])`) and stored as
+plain ints. `decks` is `"auto"` or 1..64 (`tt_env.engine.rules.MAX_DECKS`: no table needs
+more, and every deal shuffles the whole shoe). `env(...)` and `raw_env(...)` take the same
+arguments, by position or by keyword.
 
 ## Observation Space
 
@@ -104,8 +109,38 @@ that reaches `max_turns_per_round`), to every agent, divided by `REWARD_SCALE = 
 | `penalty` | minus one's own round penalty | nothing more |
 | `win` | 0 | +1 shared among the lowest totals, -1 shared among the rest; 0 for all on an all-way tie |
 
-With `env()` an illegal action ends the game with -1 for the offender (PettingZoo's
-`TerminateIllegalWrapper`); `raw_env` raises `ValueError` naming the legal actions.
+## Actions that are not moves, calls out of order
+
+An action is an int `0..53`: a Python int, a numpy integer scalar or a 0-d numpy integer
+array. Anything else at a live agent's turn (`True`, `1.7`, `"0"`, `None`, a 1-element
+array) raises `TypeError` naming the allowed values, in `raw_env` and in `env()` alike: it
+is a bug in the caller, not a move (PettingZoo's `AssertOutOfBoundsWrapper` would raise a
+bare `AssertionError`, and `True` would crash `TerminateIllegalWrapper`, so `env()` checks
+first). An int outside `0..53` raises `ValueError` in `env()`.
+
+| what | `raw_env` | `env()` |
+|---|---|---|
+| an in-range action the mask forbids | `ValueError` naming the legal actions | the game ends, -1 for the offender (`TerminateIllegalWrapper`), the others 0 |
+| a non-integer action | `TypeError` | `TypeError` |
+| `step`, `observe` or `last` before `reset` | `RuntimeError`: call reset | PettingZoo's `OrderEnforcingWrapper` error |
+| a step after the game is over | `None` for each agent in turn (`agent_iter` does it); any other action raises `ValueError`, a step once every agent is gone `RuntimeError`: call reset | the same (PettingZoo warns for a step with no agents left) |
+| `observe` of an unknown agent | `ValueError` naming the agents | the same |
+| `reset(seed=-1)` | `ValueError` naming the seed | the same |
+
+Seeds are `None`, an int >= 0 or a non-empty list of them (a `SeedSequence` entropy).
+
+## Infos
+
+Every agent's info dict has the same keys, with the same types, at every step of every game
+(so that libraries that stack infos into arrays, such as Tianshou's buffers or TorchRL's
+specs, see one shape). They describe what the last step did:
+
+| key | type | value |
+|---|---|---|
+| `went_out` | int | the seat whose discard at this step went out; -1 when nobody went out at this step |
+| `round_number` | int | the round (1..11) that ended at this step; 0 when no round ended |
+| `round_points` | list of N ints | the points of that round per seat (0 for the one who went out); all 0 when no round ended |
+| `final_scores` | list of N ints | the game's totals per seat at the step that ends the game; all 0 before |
 
 ## Episode End
 
@@ -130,6 +165,7 @@ from pettingzoo.utils import wrappers
 
 from .engine import game
 from .engine.rules import Rules, option_names
+from .env_checks import ActionCheckWrapper, checked_seed
 from .observation import encode, get_layout, observation_bounds
 from .render_text import render_text
 
@@ -138,11 +174,13 @@ REWARD_SCALE = 100.0
 ILLEGAL_ACTION_REWARD = -1.0
 
 
-def env(**kwargs: Any) -> AECEnv:
-    """The environment in PettingZoo's standard wrappers (illegal move ends the game, bounds, order)."""
-    wrapped = raw_env(**kwargs)
+def env(num_players: int = 2, reward_mode: str = "relative", render_mode: str | None = None,
+        reveal_all: bool = False, **rule_options: Any) -> AECEnv:
+    """The environment in PettingZoo's standard wrappers (illegal move ends the game, bounds,
+    order); takes exactly the arguments of :class:`raw_env`."""
+    wrapped = raw_env(num_players, reward_mode, render_mode, reveal_all, **rule_options)
     wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=ILLEGAL_ACTION_REWARD)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    wrapped = ActionCheckWrapper(wrapped)
     wrapped = wrappers.OrderEnforcingWrapper(wrapped)
     return wrapped
 
@@ -194,6 +232,7 @@ class raw_env(AECEnv, EzPickle):
         })
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: gymnasium.spaces.Discrete(game.NUM_ACTIONS) for a in self.possible_agents}
+        self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
         self._no_mask = np.zeros(game.NUM_ACTIONS, dtype=np.int8)
         self._rng: np.random.Generator | None = None
         self.game_state: game.GameState | None = None
@@ -212,8 +251,13 @@ class raw_env(AECEnv, EzPickle):
         return self.game_state.round_results if self.game_state else []
 
     # ------------------------------------------------------------------ API
-    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        """Start a new game; ``seed`` makes it reproducible (else the env's generator continues)."""
+    def reset(self, seed: Any = None, options: dict | None = None) -> None:
+        """Start a new game; ``seed`` makes it reproducible (else the env's generator continues).
+
+        ``seed``: ``None``, an int >= 0 (numpy integers too) or a non-empty list of them (a
+        ``SeedSequence`` entropy, as game records store); anything else is an error naming it.
+        """
+        seed = checked_seed(seed, allow_list=True)
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
         self.game_state = game.new_game(self.rules, self._rng)
@@ -222,33 +266,49 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self.infos = self._blank_infos()
         self._events = False
         self.agent_selection = self.possible_agents[self.game_state.current_player]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """Observation of ``agent``: computed afresh from ``game_state`` each call."""
         state = self.game_state
-        seat = int(agent[7:])
+        seat = self._seat_of.get(agent)
+        if seat is None or state is None:
+            raise self._observe_error(agent)
         mask = game.action_mask(state) if seat == state.current_player and not state.game_over else self._no_mask
         return {"observation": encode(state, seat), "action_mask": mask}
 
-    def step(self, action: int) -> None:
+    def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict]:
+        """Observation, cumulative reward, termination, truncation and info of the agent to act."""
+        if self.game_state is None:
+            raise RuntimeError("last() called before reset(): call reset() first")
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
-            return
+        if agent not in self._cumulative_rewards:
+            raise RuntimeError("last() called after the game is over and every agent has stepped out "
+                               "(env.agents is empty): call reset() to start a new game")
+        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
+                self.terminations[agent], self.truncations[agent], self.infos[agent])
+
+    def step(self, action: int | None) -> None:
         state = self.game_state
+        if state is None:
+            raise RuntimeError("step() called before reset(): call reset() first")
+        agent = self.agent_selection
+        if state.game_over or self.terminations.get(agent, True) or self.truncations.get(agent, True):
+            self._done_step(agent, action)
+            return
+        if type(action) is not int:
+            action = self._checked_action(action)
         result = game.apply(state, action)
         if self._events:
             self.rewards = {a: 0.0 for a in self.agents}
-            self.infos = {a: {} for a in self.agents}
+            self.infos = self._blank_infos()
             self._events = False
         self._cumulative_rewards[agent] = 0.0
         if result.went_out:
             self._events = True
-            for info in self.infos.values():
-                info["went_out"] = agent
+            self.infos = self._blank_infos(went_out=self._seat_of[agent])
         if result.round_record is not None:
             self._events = True
             self._score_round(result.round_record, result.game_over)
@@ -258,6 +318,36 @@ class raw_env(AECEnv, EzPickle):
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    # ------------------------------------------------------------------ checks and infos
+    def _blank_infos(self, went_out: int = -1) -> dict[str, dict[str, Any]]:
+        """Fresh info dicts: every key of the docstring's table, with its "nothing happened" value."""
+        n = self.rules.num_players
+        return {a: {"went_out": went_out, "round_number": 0, "round_points": [0] * n, "final_scores": [0] * n}
+                for a in self.agents}
+
+    def _checked_action(self, action: Any) -> int:
+        """``action`` as an int, or ``TypeError`` naming the allowed values (``None`` explained)."""
+        if action is None:
+            raise TypeError(f"action None at {self.agent_selection}'s turn: None is only for an agent that is "
+                            f"done (terminated or truncated); use {game.ACTION_TYPES_TEXT}")
+        return game.as_action(action)
+
+    def _done_step(self, agent: str, action: Any) -> None:
+        """A step for an agent that is done: ``None`` removes it; after the last one, an error."""
+        if agent not in self.terminations:
+            raise RuntimeError("step() called after the game is over and every agent has stepped out "
+                               "(env.agents is empty): call reset() to start a new game")
+        if action is not None:
+            raise ValueError(f"the game is over: {agent} is done (terminated), so its only action is None "
+                             f"(env.agent_iter() hands each agent its last turn); got {action!r}. "
+                             f"Call reset() to start a new game")
+        self._was_dead_step(None)
+
+    def _observe_error(self, agent: Any) -> Exception:
+        if self.game_state is None:
+            return RuntimeError("observe() called before reset(): call reset() first")
+        return ValueError(f"unknown agent {agent!r}: the agents are {self.possible_agents}")
 
     def _score_round(self, record: game.RoundRecord, game_over: bool) -> None:
         """Set this step's rewards and infos from a finished round."""
@@ -270,12 +360,11 @@ class raw_env(AECEnv, EzPickle):
             values = [-p / REWARD_SCALE for p in points]
         else:
             values = win_rewards(self.game_state.scores) if game_over else [0.0] * n
+        final = list(self.game_state.scores) if game_over else [0] * n
         for seat, agent in enumerate(self.possible_agents):
             self.rewards[agent] = values[seat]
-            self.infos[agent]["round_points"] = list(points)
-            self.infos[agent]["round_number"] = record.round_number
-            if game_over:
-                self.infos[agent]["final_scores"] = list(self.game_state.scores)
+        self.infos = {a: {"went_out": -1, "round_number": record.round_number, "round_points": list(points),
+                          "final_scores": list(final)} for a in self.agents}
 
     def render(self) -> str | np.ndarray | None:
         """Text view (``ansi``/``human``) or picture (``rgb_array``) of the table."""

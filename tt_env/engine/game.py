@@ -248,14 +248,39 @@ def _is_legal(state: GameState, action: int) -> bool:
     return all(c == banned for c in hand)
 
 
+ACTION_TYPES_TEXT = ("an int 0..53: a Python int, a numpy integer scalar or a 0-d numpy integer array "
+                     "(not a bool, float, string, None or longer array)")
+
+
+def as_action(action: Any) -> int:
+    """``action`` as a plain ``int``; ``TypeError`` naming the allowed types for anything else.
+
+    Accepted: ``int``, numpy integer scalars (``np.int64(5)``) and 0-d integer arrays
+    (``np.array(5)``). Rejected, because they are almost always a bug upstream (a policy
+    output not turned into an action, a mask passed by mistake): bools, floats (even
+    ``2.0``), strings, ``None`` and arrays with a shape.
+    """
+    if type(action) is int:
+        return action
+    if isinstance(action, np.integer):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        return int(action)
+    shown = f"array of shape {action.shape} and dtype {action.dtype}" if isinstance(action, np.ndarray) \
+        else f"{action!r} ({type(action).__name__})"
+    raise TypeError(f"action {shown} is not an action: use {ACTION_TYPES_TEXT}")
+
+
 def apply(state: GameState, action: int) -> StepResult:
-    """Play ``action`` for the player to move; raises ``ValueError`` naming the legal ones if illegal."""
+    """Play ``action`` for the player to move; raises ``ValueError`` naming the legal ones if illegal
+    (``TypeError`` if ``action`` is not an integer, see :func:`as_action`)."""
     if state.game_over:
         raise ValueError("the game is over: no action is legal; reset to play again")
-    if not isinstance(action, (int, np.integer)) or not _is_legal(state, int(action)):
+    if type(action) is not int:
+        action = as_action(action)
+    if not _is_legal(state, action):
         raise ValueError(f"illegal action {action!r} at {state.describe()}: legal actions are "
                          f"{legal_actions(state)} (0 draw stock, 1 take discard, 2+c discard card c)")
-    action = int(action)
     seat = state.current_player
     hand = state.hands[seat]
     result = StepResult()

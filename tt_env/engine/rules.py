@@ -11,9 +11,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 ALL_ROUNDS: tuple[int, ...] = tuple(range(1, 12))
 MIN_PLAYERS, MAX_PLAYERS = 2, 8
 ACES_OPTIONS = ("low", "high_or_low")
+MAX_DECKS = 64
+"""Upper bound of an explicit ``decks``. No table needs more: ``"auto"`` gives at most 3 (8
+players in round 11), and a round draws a few hundred cards at most (200 turns by default),
+so past a few decks the stock never runs dry and more decks only move the odds of a card
+(by under 1/64 at 64 decks). Each deal shuffles the whole shoe: 64 decks (3,328 cards) cost
+about 0.3 ms a deal, a million decks about 7 s."""
 
 
 def hand_size(round_number: int) -> int:
@@ -49,8 +57,9 @@ class Rules:
 
     Attributes:
         num_players: players at the table, 2..8.
-        decks: ``"auto"`` (1 deck for 2 players, 2 for 3-4, more as needed beyond) or a
-            positive int; an explicit count too small for the last round is an error.
+        decks: ``"auto"`` (1 deck for 2 players, 2 for 3-4, more as needed beyond) or an int
+            1..:data:`MAX_DECKS` (64); an explicit count too small for the last round is an
+            error.
         aces: ``"low"`` (A-2-3 only) or ``"high_or_low"`` (Q-K-A too; unmelded ace costs 15).
         rounds: the rounds played, a non-empty strictly increasing tuple of 1..11.
         discard_drawn_discard: whether the card type just taken from the discard pile may be
@@ -58,6 +67,11 @@ class Rules:
         max_turns_per_round: turns (all players together) after which a round with nobody
             gone out ends and every hand is scored as held.
         meld_needs_natural: whether every meld needs at least one card that is not wild.
+
+    Numpy integers (``np.int64(3)``), numpy bools and 1-d integer arrays for ``rounds`` are
+    accepted and stored as plain ``int``, ``bool`` and a tuple of ``int``, so that a
+    :class:`Rules` always compares, hashes and serialises (JSON) like one built from plain
+    values.
     """
 
     num_players: int = 2
@@ -70,6 +84,13 @@ class Rules:
     _num_decks: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        for name in ("num_players", "decks", "max_turns_per_round", "discard_drawn_discard",
+                     "meld_needs_natural"):
+            object.__setattr__(self, name, _plain_scalar(getattr(self, name)))
+        if _is_int_array(self.rounds):
+            object.__setattr__(self, "rounds", tuple(int(r) for r in self.rounds))
+        elif isinstance(self.rounds, (list, tuple)):
+            object.__setattr__(self, "rounds", tuple(_plain_scalar(r) for r in self.rounds))
         _check_int("num_players", self.num_players, MIN_PLAYERS, MAX_PLAYERS)
         if not isinstance(self.rounds, (list, tuple)) or not self.rounds:
             raise ValueError(
@@ -92,7 +113,7 @@ class Rules:
         if self.decks == "auto":
             decks = needed
         else:
-            _check_int("decks", self.decks, 1, None, extra=' or "auto"')
+            _check_int("decks", self.decks, 1, MAX_DECKS, extra=' or "auto"')
             decks = int(self.decks)
             if _cards_left(decks, self.num_players, rounds[-1]) < self.num_players:
                 raise ValueError(
@@ -137,6 +158,20 @@ class Rules:
 def option_names() -> tuple[str, ...]:
     """Names of every rules field, in declaration order."""
     return tuple(f.name for f in dataclasses.fields(Rules) if f.init)
+
+
+def _plain_scalar(value: Any) -> Any:
+    """A numpy integer as ``int`` and a numpy bool as ``bool``; anything else unchanged."""
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def _is_int_array(value: Any) -> bool:
+    """Whether ``value`` is a 1-d numpy array of integers."""
+    return isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "iu"
 
 
 def _check_int(name: str, value: Any, low: int, high: int | None, *, extra: str = "",
