@@ -95,6 +95,7 @@ def test_one_deal_training_evaluation_writes_strict_eval_json(tmp_path):
     results = evaluate_agent(GreedyAgent(SHORT), ["random-v0"], SHORT, deals=1, seed=0)
     assert math.isnan(results[0].ci95)
     run = RunDir(tmp_path, "tiny")
+    run.create(overwrite=False)
     run.record_eval(0, results)
     history = strict_loads((run.path / "eval.json").read_text())
     assert history[0]["results"][0]["ci95"] is None and math.isfinite(history[0]["results"][0]["score_diff"])
