@@ -11,10 +11,11 @@
  *       -> (deadwood, melds as lists of card ints, unmelded card ints)
  *
  * Penalties come from the fast path (meld_fast.c) where the hand is in its scope, else from
- * the general search (meld_search.c), which also builds solve's arrangement. Two test hooks,
- * _fast_penalty (None outside the fast path's scope) and _search_penalty, run one path each. The arguments
- * are parsed by hand (METH_FASTCALL) and the hand is read straight from a list or tuple:
- * least_penalty is called millions of times by the agents and the solver features.
+ * the general search (meld_search.c), which also builds solve's arrangement. Two test
+ * hooks, _fast_penalty (None outside the fast path's scope) and _search_penalty, run one
+ * path each. The arguments are parsed by hand (METH_FASTCALL) and the hand is read straight
+ * from a list or tuple: least_penalty is called millions of times by the agents and the
+ * solver features.
  *
  * Input checks, in this order, with the messages melds_py.py raises too: wild_rank an int
  * (not a bool) in 0..13; hand an iterable of at most 40 cards; each card an int (not a
