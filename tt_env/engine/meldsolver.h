@@ -42,8 +42,8 @@ typedef struct {
 typedef struct {
     int kind;          /* 0 deadwood, 1 set, 2 run */
     int n;             /* naturals in the meld */
-    int types[16];     /* type index of each natural (runs: in slot order) */
-    int pos[16];       /* runs: slot position of each natural (1..14) */
+    int types[MAX_CARDS];  /* type index of each natural (runs: in slot order; a set may hold them all) */
+    int pos[16];           /* runs: slot position of each natural (1..14) */
     int need;          /* wilds the meld needs */
     int card;          /* deadwood: the type */
 } Choice;
