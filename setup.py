@@ -21,7 +21,8 @@ class OptionalBuildExt(build_ext):
 
 
 setup(
-    ext_modules=[Extension("tt_env.engine._meldsolver", ["tt_env/engine/_meldsolver.c"],
-                           extra_compile_args=["-O2"], optional=True)],
+    ext_modules=[Extension("tt_env.engine._meldsolver",
+                           [f"tt_env/engine/{name}.c" for name in ("_meldsolver", "meld_fast", "meld_search")],
+                           depends=["tt_env/engine/meldsolver.h"], extra_compile_args=["-O2"], optional=True)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

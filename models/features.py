@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tt_env.engine.melds import least_penalty
+from tt_env.engine.melds import discard_penalties, least_penalty
 from tt_env.observation import get_layout
 
 PENALTY_SCALE = 50.0
@@ -60,12 +60,9 @@ def solver_features(obs: np.ndarray, num_players: int, aces_high: bool = False,
             view.append(top)
         best = now
         first = True
-        for c in sorted(set(view)):
+        for c, p in discard_penalties(view, wild, aces_high, meld_needs_natural):
             if c == top:
                 continue  # the card just taken may not be discarded again (default rules)
-            rest = list(view)
-            rest.remove(c)
-            p = least_penalty(rest, wild, aces_high, meld_needs_natural)
             planes[i, 0, c] = 1.0
             planes[i, 1, c] = p / PENALTY_SCALE
             if first or p < best:

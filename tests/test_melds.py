@@ -1,16 +1,20 @@
 """The exact meld solver (tt_env/engine/melds.py, its C and Python backends).
 
 Layers (STYLE.md G11): known answers written in card strings, one per melding rule of
-RULES.md; both backends against the brute-force reference of tests/reference_solver.py on
-thousands of seeded random hands; the C backend against the Python one on 14-card
-two-deck hands; and the arrangement ``best_melds`` returns checked card by card.
-The hypothesis properties are in tests/test_melds_properties.py.
+RULES.md; both backends (``solve`` and ``least_penalty``) against the brute-force reference of
+tests/reference_solver.py on thousands of seeded random hands; the C backend against the
+Python one on 14-card two-deck hands; and the arrangement ``best_melds`` returns checked card
+by card. The hypothesis properties are in tests/test_melds_properties.py; the C fast path's
+own fuzzing in tests/test_melds_fuzz.py; backend selection, input errors and
+``discard_penalties`` in tests/test_solver_backends.py.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+
+import os
 
 import numpy as np
 import pytest
@@ -31,6 +35,10 @@ BACKENDS: dict[str, Solve | None] = {
     "c": _meldsolver.solve if _meldsolver is not None else None,
     "python": melds_py.solve,
 }
+PENALTY: dict[str, Callable[[list[int], int, bool, bool], int] | None] = {
+    "c": _meldsolver.least_penalty if _meldsolver is not None else None,
+    "python": melds_py.least_penalty,
+}
 GAME_WILD_RANKS = (0, *range(3, 14))  # 0: no wilds; rounds 1..11 make 3..K wild
 
 
@@ -47,7 +55,8 @@ def _describe(hand: Sequence[int], wild: int, aces_high: bool, needs_natural: bo
 
 
 def test_default_backend_is_c_when_built() -> None:
-    assert SOLVER_BACKEND == ("c" if _meldsolver is not None else "python")
+    forced_python = os.environ.get("TT_ENV_SOLVER", "").strip() == "python"
+    assert SOLVER_BACKEND == ("c" if _meldsolver is not None and not forced_python else "python")
 
 
 # --------------------------------------------------------------------------- known answers
@@ -137,6 +146,7 @@ def test_known_answers(hand: str, wild: int, aces_high: bool, needs_natural: boo
     for name in BACKENDS:
         if BACKENDS[name] is not None:
             assert BACKENDS[name](list(cards), wild, aces_high, needs_natural)[0] == expected, name
+            assert PENALTY[name](list(cards), wild, aces_high, needs_natural) == expected, name
     result = best_melds(cards, wild, aces_high=aces_high, meld_needs_natural=needs_natural)
     assert result.deadwood == expected
     assert least_penalty(cards, wild, aces_high, needs_natural) == expected
@@ -234,6 +244,10 @@ def _compare_with_reference(backend: str, seed: int, count: int, low: int, high:
         hand, wild, aces_high, needs_natural = _random_case(rng, low, high)
         expected = ref_least_penalty(hand, wild, aces_high, needs_natural)
         got = solve(list(hand), wild, aces_high, needs_natural)[0]
+        penalty = PENALTY[backend](list(hand), wild, aces_high, needs_natural)
+        if penalty != got:
+            mismatches.append(f"{_describe(hand, wild, aces_high, needs_natural)}: "
+                              f"{backend} solve {got}, least_penalty {penalty}")
         zero += expected == 0
         many_wilds += sum(ref_rank(c) == wild for c in hand) >= 2
         if got != expected:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..engine.cards import card_value, rank_of
 from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
-from ..engine.melds import least_penalty
+from ..engine.melds import discard_penalties, least_penalty
 from ..engine.rules import Rules
 from ..observation import get_layout
 from .base import num_players_of
@@ -68,8 +68,13 @@ class GreedyAgent:
         """(card, penalty left) of the greedy discard among ``legal_cards``."""
         best: tuple[int, int, int, int] | None = None
         best_card = -1
-        for card in sorted(set(legal_cards)):
-            key = discard_key(self.penalty(without(hand, card), wild_rank), card, wild_rank, self._aces_high)
+        candidates = sorted(set(legal_cards))
+        # every discard's penalty in one solver call; a card not in the hand keeps the old path
+        # (``without`` raises for it)
+        left = dict(discard_penalties(hand, wild_rank, self._aces_high, self._natural)) if candidates else {}
+        for card in candidates:
+            penalty = left[card] if card in left else self.penalty(without(hand, card), wild_rank)
+            key = discard_key(penalty, card, wild_rank, self._aces_high)
             if best is None or key < best:
                 best, best_card = key, card
         if best is None:

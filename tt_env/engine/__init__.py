@@ -1,10 +1,12 @@
 """The Three Thirteen rules engine: cards, rules, the exact meld solver and the game.
 
-Pure Python plus numpy (and an optional C accelerator for the solver); no RL imports.
+Pure Python plus numpy (and an optional C accelerator for the solver, see ``solver_backend()``);
+no RL imports.
 """
 
 from .cards import card_str, cards_str, parse_cards
-from .melds import MeldResult, best_melds, least_penalty
+from .melds import MeldResult, best_melds, discard_penalties, least_penalty, solver_backend
 from .rules import Rules
 
-__all__ = ["MeldResult", "Rules", "best_melds", "card_str", "cards_str", "least_penalty", "parse_cards"]
+__all__ = ["MeldResult", "Rules", "best_melds", "card_str", "cards_str", "discard_penalties", "least_penalty",
+           "parse_cards", "solver_backend"]

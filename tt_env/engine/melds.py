@@ -1,26 +1,71 @@
 """The exact meld solver: the least penalty of a hand and one arrangement that reaches it.
 
 ``best_melds`` is exact for any hand of up to 40 cards (the game needs 14) from any number
-of decks, wild cards included. It runs in the C accelerator ``_meldsolver`` when that was
-built at install time, else in the pure-Python ``melds_py`` (same algorithm, same answers;
-the docstring there explains it and defines the vocabulary). ``SOLVER_BACKEND`` says which.
+of decks, wild cards included. Two backends give the same answers and raise the same errors
+for bad input: the C accelerator ``_meldsolver`` (built at install time where a C compiler
+exists) and the pure-Python ``melds_py`` (its docstring explains the algorithm and defines
+the vocabulary). The environment variable ``TT_ENV_SOLVER``, read once at import, picks one:
+
+- ``auto`` (default, also when unset or empty): C if built, else Python;
+- ``c``: C, and an ImportError at import if it was not built;
+- ``python``: Python, even where C is built.
+
+``solver_backend()`` (and the constant ``SOLVER_BACKEND``) says which is in use.
+``least_penalty`` and ``discard_penalties`` are the backend's own functions, bound here with
+no Python wrapper in between: they are the hot path of the agents and the solver features.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import ModuleType
 
 from .cards import card_value, rank_of, suit_of
 from . import melds_py
 
-try:  # the C accelerator, built by `pip install` where a C compiler exists
-    from . import _meldsolver as _backend  # type: ignore[attr-defined]
+SOLVER_ENV = "TT_ENV_SOLVER"
+SOLVER_CHOICES = ("c", "python", "auto")
 
-    SOLVER_BACKEND = "c"
-except ImportError:  # pragma: no cover - exercised only on machines without a compiler
-    _backend = melds_py  # type: ignore[assignment]
-    SOLVER_BACKEND = "python"
+
+def _load_backend() -> tuple[ModuleType, str]:
+    """(backend module, "c" or "python") as ``TT_ENV_SOLVER`` asks."""
+    choice = os.environ.get(SOLVER_ENV, "").strip() or "auto"
+    if choice not in SOLVER_CHOICES:
+        raise ValueError(f"{SOLVER_ENV}={choice!r} is not allowed: use c, python or auto "
+                         "(auto, the default: the C accelerator if it was built, else pure Python)")
+    if choice == "python":
+        return melds_py, "python"
+    try:  # the C accelerator, built by `pip install` where a C compiler exists
+        from . import _meldsolver  # type: ignore[attr-defined]
+    except ImportError as exc:
+        if choice == "c":
+            raise ImportError(
+                f"{SOLVER_ENV}=c asks for the C meld solver, but tt_env.engine._meldsolver is not "
+                f"built ({exc}). Build it with `pip install -e .` on a machine with a C compiler "
+                f"(or `python setup.py build_ext --inplace`), or set {SOLVER_ENV}=auto or python "
+                "for the pure-Python solver.") from exc
+        return melds_py, "python"
+    return _meldsolver, "c"
+
+
+_backend, SOLVER_BACKEND = _load_backend()
+
+least_penalty = _backend.least_penalty
+"""least_penalty(hand, wild_rank, aces_high=False, meld_needs_natural=False) -> int: only the
+least penalty of ``hand`` (card ints; ``wild_rank`` 1..13, 0 for no wilds): the fast path for
+scoring and going-out checks."""
+
+discard_penalties = _backend.discard_penalties
+"""discard_penalties(hand, wild_rank, aces_high=False, meld_needs_natural=False) ->
+[(card, least penalty of ``hand`` less one copy of card)], one pair per distinct card of the
+hand, sorted by card: every discard's result in one call (the sub-solves share work)."""
+
+
+def solver_backend() -> str:
+    """``"c"`` or ``"python"``: the backend in use (``TT_ENV_SOLVER`` picks it at import)."""
+    return SOLVER_BACKEND
 
 
 @dataclass(frozen=True)
@@ -42,14 +87,8 @@ class MeldResult:
 def best_melds(hand: Sequence[int], wild_rank: int, *, aces_high: bool = False,
                meld_needs_natural: bool = False) -> MeldResult:
     """Solve ``hand`` (card ints) with ``wild_rank`` (1..13; 0 for no wilds) exactly."""
-    deadwood, melds, unmelded = _backend.solve(list(hand), wild_rank, aces_high, meld_needs_natural)
+    deadwood, melds, unmelded = _backend.solve(hand, wild_rank, aces_high, meld_needs_natural)
     return MeldResult(deadwood, tuple(tuple(m) for m in melds), tuple(unmelded))
-
-
-def least_penalty(hand: Sequence[int], wild_rank: int, aces_high: bool = False,
-                  meld_needs_natural: bool = False) -> int:
-    """Only the least penalty of ``hand``: the fast path for scoring and going-out checks."""
-    return _backend.least_penalty(hand, wild_rank, aces_high, meld_needs_natural)
 
 
 def is_valid_meld(cards: Sequence[int], wild_rank: int, *, aces_high: bool = False,

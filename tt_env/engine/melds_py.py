@@ -1,5 +1,17 @@
 """Pure-Python exact meld solver: the fallback when the C accelerator is not built.
 
+``tt_env.engine.melds`` uses it when the extension ``_meldsolver`` is missing, or always with
+``TT_ENV_SOLVER=python``. The two backends have the same three entry points, give the same
+answers and raise the same errors (same types, same messages) for bad input:
+
+- ``least_penalty(hand, wild_rank, aces_high=False, meld_needs_natural=False) -> int``
+- ``discard_penalties(...) -> [(card, least penalty of the hand less one copy of card)]``,
+  one pair per distinct card of the hand, sorted by card
+- ``solve(...) -> (deadwood, melds as lists of card ints, unmelded card ints)``
+
+Input (checked in this order): ``wild_rank`` an int, not a bool, in 0..13 (0: no wilds);
+``hand`` an iterable of at most ``MAX_CARDS`` (40) cards, each an int, not a bool, in 0..51.
+
 Terminology (used throughout the engine):
 
 - **natural**: a card that is not of this round's wild rank.
@@ -10,56 +22,127 @@ Terminology (used throughout the engine):
 - **meld**: a set or a run. **deadwood** (or **penalty**): the value of the cards left out.
 - **room**: how many more wilds a meld can take: a set always has room, a run 13 - length.
 
-The algorithm (mirrored line for line by ``_meldsolver.c``): a memoised depth-first search
-over the natural cards in card order (suit-major, rank ascending). The first remaining
-card ``c`` is either deadwood, or in a set with a choice of the other cards of its rank, or
-the lowest natural of a run in its suit (every lower card of its suit is already placed),
-or, with aces high, the top of a run ending in an ace. A set of ``k`` naturals needs
-``max(0, 3 - k)`` wilds; a run needs one wild per empty slot plus padding to three. Every
-arrangement of the hand is one path of this search, so the minimum is exact. Wilds left
-at the end join a meld with room, or form an all-wild set (three or more, unless
-``meld_needs_natural``); the rest are deadwood at the wild rank's value.
+The algorithm: a memoised depth-first search over the natural cards in card order
+(suit-major, rank ascending). The first remaining card ``c`` is either deadwood, or in a
+set with a choice of the other cards of its rank, or the lowest natural of a run in its suit
+(every lower card of its suit is already placed), or, with aces high, the top of a run ending
+in an ace. A set of ``k`` naturals needs ``max(0, 3 - k)`` wilds; a run needs one wild per
+empty slot plus padding to three. Every arrangement of the hand is one path of this search,
+so the minimum is exact. Wilds left at the end join a meld with room, or form an all-wild set
+(three or more, unless ``meld_needs_natural``); the rest are deadwood at the wild rank's
+value. A state is (remaining counts of the hand's card types, wilds left, room saturated at
+the hand's wild count); the hand less one card is such a state too (one count lower, or one
+wild fewer), so ``discard_penalties`` solves every discard in one shared memo.
+
+The C accelerator runs this same search for ``solve`` and for hands outside its fast path;
+most of its least penalties come from a table-driven method with the same answers
+(``meld_fast.c`` explains it).
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
+import operator
+from collections.abc import Iterable
 
 from .cards import card_value
 
 Melds = list[list[int]]
+MAX_CARDS = 40
+_WILD_RANKS = "use 1..13 (or 0 for no wilds)"
 
 
-def solve(hand: list[int], wild_rank: int, aces_high: bool = False,
-          meld_needs_natural: bool = False) -> tuple[int, Melds, list[int]]:
-    """Least penalty of ``hand``, one best arrangement and its unmelded cards."""
-    wilds = [c for c in hand if c % 13 + 1 == wild_rank]
-    counts: dict[int, int] = {}
-    for c in hand:
-        if c % 13 + 1 != wild_rank:
-            counts[c] = counts.get(c, 0) + 1
-    types = sorted(counts)
-    type_at = {t: i for i, t in enumerate(types)}
-    num_wilds = len(wilds)
-    wild_value = card_value(wild_rank) if 1 <= wild_rank <= 13 else 0
+# --------------------------------------------------------------------------- input checks
+def _as_int(value: object) -> int | None:
+    """``value`` as an int, or None for a bool or anything that is not an integer."""
+    if type(value) is int:
+        return value
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
 
-    def value(i: int) -> int:
-        return card_value(types[i] % 13 + 1, aces_high=aces_high)
 
-    def options(rem: tuple[int, ...], w: int, room: int):
+def check_input(hand: Iterable[int], wild_rank: int) -> tuple[list[int], int]:
+    """(cards, wild rank) as plain ints, or the error the C backend raises for the same input."""
+    wild = _as_int(wild_rank)
+    if wild is None:
+        kind = "a bool, not an int" if isinstance(wild_rank, bool) else "not an int"
+        raise TypeError(f"wild_rank={wild_rank!r} is {kind}: {_WILD_RANKS}")
+    if not 0 <= wild <= 13:
+        raise ValueError(f"wild_rank={wild} is not allowed: {_WILD_RANKS}")
+    if type(hand) is list or type(hand) is tuple:
+        items = hand
+    else:
+        try:
+            items = list(hand)
+        except TypeError:
+            raise TypeError("hand must be a sequence of card ints") from None
+    if len(items) > MAX_CARDS:
+        raise ValueError(f"hand has {len(items)} cards: the solver takes at most {MAX_CARDS}")
+    cards = []
+    for item in items:
+        card = _as_int(item)
+        if card is None:
+            kind = "a bool, not a card int" if isinstance(item, bool) else "not an int"
+            raise TypeError(f"card {item!r} is {kind}: cards are ints 0..51")
+        if not 0 <= card <= 51:
+            raise ValueError(f"{card} is not a card int: allowed 0..51")
+        cards.append(card)
+    return cards, wild
+
+
+# --------------------------------------------------------------------------- the search
+class _Search:
+    """The memoised search over one hand (see the module docstring)."""
+
+    def __init__(self, cards: list[int], wild_rank: int, aces_high: bool, meld_needs_natural: bool) -> None:
+        self.wilds = [c for c in cards if c % 13 + 1 == wild_rank]
+        counts: dict[int, int] = {}
+        for c in cards:
+            if c % 13 + 1 != wild_rank:
+                counts[c] = counts.get(c, 0) + 1
+        self.types = sorted(counts)
+        self.type_at = {t: i for i, t in enumerate(self.types)}
+        self.start = tuple(counts[t] for t in self.types)
+        self.num_wilds = len(self.wilds)
+        self.wild_value = card_value(wild_rank) if 1 <= wild_rank <= 13 else 0
+        self.values = [card_value(t % 13 + 1, aces_high=aces_high) for t in self.types]
+        self.aces_high = aces_high
+        self.meld_needs_natural = meld_needs_natural
+        self.memo: dict[tuple[tuple[int, ...], int, int], int] = {}
+
+    def best(self, rem: tuple[int, ...], w: int, room: int) -> int:
+        """Least penalty of the naturals ``rem`` with ``w`` wilds, ``room`` in the melds so far."""
+        key = (rem, w, room)
+        value = self.memo.get(key)
+        if value is None:
+            if not any(rem):
+                if w == 0 or room >= w or (not self.meld_needs_natural and w >= 3):
+                    value = 0
+                else:
+                    value = (w - room) * self.wild_value
+            else:
+                value = min(local + self.best(child, cw, croom)
+                            for local, _, child, cw, croom in self.options(rem, w, room))
+            self.memo[key] = value
+        return value
+
+    def options(self, rem: tuple[int, ...], w: int, room: int):
         """Every (local cost, meld or None, child remainder, child wilds, child room)."""
+        types, type_at, num_wilds = self.types, self.type_at, self.num_wilds
         t0 = next(i for i, n in enumerate(rem) if n)
         card = types[t0]
         suit, rank = card // 13, card % 13 + 1
         lst = list(rem)
         lst[t0] -= 1
-        yield value(t0), ("dead", [t0]), tuple(lst), w, room
+        yield self.values[t0], ("dead", [t0]), tuple(lst), w, room
         # sets: some copies of c plus any choice of the other cards of its rank
         others = [type_at[s * 13 + rank - 1] for s in range(suit + 1, 4)
                   if s * 13 + rank - 1 in type_at and rem[type_at[s * 13 + rank - 1]]]
         for pick in _choices([rem[t0]] + [rem[t] for t in others], first_min=1):
-            total = sum(pick)
-            need = max(0, 3 - total)
+            need = max(0, 3 - sum(pick))
             if need <= w:
                 child = list(rem)
                 members: list[int] = []
@@ -70,28 +153,53 @@ def solve(hand: list[int], wild_rank: int, aces_high: bool = False,
         # runs with c as the lowest natural, then (aces high) runs ending in c as a high ace
         for positions, gaps in _runs(rem, t0, suit, rank, w, type_at, up=True):
             yield from _run_option(rem, positions, gaps, w, room, num_wilds, suit, type_at)
-        if aces_high and rank == 1:
+        if self.aces_high and rank == 1:
             for positions, gaps in _runs(rem, t0, suit, 14, w, type_at, up=False):
                 yield from _run_option(rem, positions, gaps, w, room, num_wilds, suit, type_at)
 
-    @lru_cache(maxsize=None)
-    def best(rem: tuple[int, ...], w: int, room: int) -> int:
-        if not any(rem):
-            if w == 0 or room >= w or (not meld_needs_natural and w >= 3):
-                return 0
-            return (w - room) * wild_value
-        return min(local + best(child, cw, croom) for local, _, child, cw, croom in options(rem, w, room))
+    def without(self, card: int) -> tuple[tuple[int, ...], int]:
+        """(remainder, wilds) of the whole hand less one copy of ``card``."""
+        t = self.type_at.get(card)
+        if t is None:  # a wild
+            return self.start, self.num_wilds - 1
+        rem = list(self.start)
+        rem[t] -= 1
+        return tuple(rem), self.num_wilds
 
-    start = tuple(counts[t] for t in types)
-    total = best(start, num_wilds, 0)
+
+# --------------------------------------------------------------------------- entry points
+def least_penalty(hand: Iterable[int], wild_rank: int, aces_high: bool = False,
+                  meld_needs_natural: bool = False) -> int:
+    """The least penalty of ``hand`` over every arrangement."""
+    cards, wild = check_input(hand, wild_rank)
+    search = _Search(cards, wild, bool(aces_high), bool(meld_needs_natural))
+    return search.best(search.start, search.num_wilds, 0)
+
+
+def discard_penalties(hand: Iterable[int], wild_rank: int, aces_high: bool = False,
+                      meld_needs_natural: bool = False) -> list[tuple[int, int]]:
+    """[(card, least penalty of the hand less one copy of card)] for each distinct card, by card."""
+    cards, wild = check_input(hand, wild_rank)
+    search = _Search(cards, wild, bool(aces_high), bool(meld_needs_natural))
+    return [(card, search.best(*search.without(card), 0)) for card in sorted(set(cards))]
+
+
+def solve(hand: Iterable[int], wild_rank: int, aces_high: bool = False,
+          meld_needs_natural: bool = False) -> tuple[int, Melds, list[int]]:
+    """Least penalty of ``hand``, one best arrangement and its unmelded cards."""
+    cards, wild = check_input(hand, wild_rank)
+    aces_high, meld_needs_natural = bool(aces_high), bool(meld_needs_natural)
+    search = _Search(cards, wild, aces_high, meld_needs_natural)
+    types = search.types
+    total = search.best(search.start, search.num_wilds, 0)
     melds: Melds = []
     kinds: list[str | int] = []
     dead: list[int] = []
-    spare = list(wilds)
-    rem, w, room, target = start, num_wilds, 0, total
+    spare = list(search.wilds)
+    rem, w, room, target = search.start, search.num_wilds, 0, total
     while any(rem):
-        for local, meld, child, cw, croom in options(rem, w, room):
-            if local + best(child, cw, croom) == target:
+        for local, meld, child, cw, croom in search.options(rem, w, room):
+            if local + search.best(child, cw, croom) == target:
                 break
         kind = meld[0]
         if kind == "dead":
@@ -101,8 +209,8 @@ def solve(hand: list[int], wild_rank: int, aces_high: bool = False,
             melds.append([types[t] for t in meld[1]] + [spare.pop() for _ in range(meld[2])])
             kinds.append("set")
         else:
-            cards, top = _lay_run(meld[1], meld[2], types, spare, aces_high)
-            melds.append(cards)
+            run_cards, top = _lay_run(meld[1], meld[2], types, spare, aces_high)
+            melds.append(run_cards)
             kinds.append(top)
         rem, w, room = child, cw, croom
     _place_leftover_wilds(melds, kinds, spare, dead, meld_needs_natural, 14 if aces_high else 13)

@@ -1,0 +1,371 @@
+/*
+ * The general exact meld search: any hand the solver takes (up to 40 cards, any number of
+ * decks, any number of wilds), and the arrangement that best_melds returns.
+ *
+ * The same algorithm as melds_py.py (its docstring explains it): a memoised depth-first
+ * search over the natural (non-wild) cards in card order. The first remaining card is
+ * either deadwood, or in a set with other cards of its rank, or the lowest natural card of
+ * a run in its suit (with the ace-high variant, also the top of a run ending in an ace).
+ * Wild cards are a budget: a set of k naturals needs max(0, 3-k) wilds, a run needs one per
+ * empty slot plus padding to three. Wilds left over at the end join any meld with room (a
+ * set always has room, a run has 13 minus its length), or form an all-wild set of three or
+ * more, else they are deadwood. The state is (remaining naturals as a mixed-radix index,
+ * wilds left, run room saturated at the wild count), so the search is exact over every
+ * arrangement. The memo is a generation-stamped open-addressing hash table: a new
+ * generation forgets every entry at once. Sub-hands of one hand (the hand less one card,
+ * for discard_penalties) are states of the same search, so they share its memo.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "meldsolver.h"
+
+typedef struct {
+    uint64_t state;
+    int w, room;
+    int recon, target, found, best;
+    Choice cur, chosen;
+    uint64_t child_state;
+    int child_w, child_room;
+} Level;
+
+/* ---------------------------------------------------------------- memo table */
+static uint64_t *memo_keys = NULL;
+static int32_t *memo_vals = NULL;
+static uint32_t *memo_stamp = NULL;
+static size_t memo_cap = 0, memo_count = 0;
+static uint32_t memo_gen = 0;
+
+static int memo_alloc(size_t cap) {
+    uint64_t *k = (uint64_t *)malloc(cap * sizeof(uint64_t));
+    int32_t *v = (int32_t *)malloc(cap * sizeof(int32_t));
+    uint32_t *s = (uint32_t *)calloc(cap, sizeof(uint32_t));
+    if (!k || !v || !s) { free(k); free(v); free(s); return -1; }
+    if (memo_keys) {
+        for (size_t i = 0; i < memo_cap; i++) {
+            if (memo_stamp[i] != memo_gen) continue;
+            size_t j = (size_t)(memo_keys[i] * 0x9E3779B97F4A7C15ULL >> 20) & (cap - 1);
+            while (s[j] == memo_gen) j = (j + 1) & (cap - 1);
+            k[j] = memo_keys[i]; v[j] = memo_vals[i]; s[j] = memo_gen;
+        }
+        free(memo_keys); free(memo_vals); free(memo_stamp);
+    }
+    memo_keys = k; memo_vals = v; memo_stamp = s; memo_cap = cap;
+    return 0;
+}
+
+static void memo_new_call(void) {
+    memo_gen++;
+    memo_count = 0;
+    if (memo_gen == 0) { /* wrapped: clear stamps once */
+        memset(memo_stamp, 0, memo_cap * sizeof(uint32_t));
+        memo_gen = 1;
+    }
+}
+
+static inline size_t memo_slot(uint64_t key) {
+    size_t j = (size_t)(key * 0x9E3779B97F4A7C15ULL >> 20) & (memo_cap - 1);
+    while (memo_stamp[j] == memo_gen && memo_keys[j] != key) j = (j + 1) & (memo_cap - 1);
+    return j;
+}
+
+/* ---------------------------------------------------------------- search */
+static int solve_state(Ctx *c, uint64_t state, int w, int room);
+
+static int leaf_cost(const Ctx *c, int w, int room) {
+    if (w == 0 || room >= w) return 0;
+    if (!c->needs_natural && w >= 3) return 0;  /* an all-wild set */
+    return (w - room) * c->vw;
+}
+
+static void consider(Ctx *c, Level *L, int local, uint64_t child, int cw, int croom) {
+    if (L->found) return;
+    int v = local + solve_state(c, child, cw, croom);
+    if (L->recon) {
+        if (v == L->target) {
+            L->found = 1; L->chosen = L->cur;
+            L->child_state = child; L->child_w = cw; L->child_room = croom;
+        }
+    } else if (v < L->best) {
+        L->best = v;
+    }
+}
+
+static inline int add_room(const Ctx *c, int room, int add) {
+    int r = room + add;
+    return r > c->W ? c->W : r;
+}
+
+/* Sets holding the first card t0: choose how many of each same-rank type join. */
+static void set_enum(Ctx *c, Level *L, int idx, int total, uint64_t dec) {
+    int t0 = L->cur.types[0];
+    if (idx == c->n_same[t0]) {
+        int need = total >= 3 ? 0 : 3 - total;
+        if (need <= L->w) {
+            L->cur.kind = 1; L->cur.need = need;
+            consider(c, L, 0, L->state - dec, L->w - need, c->W);
+        }
+        return;
+    }
+    int t = c->same_rank[t0][idx];
+    int base = L->cur.n;
+    set_enum(c, L, idx + 1, total, dec);
+    int k;
+    for (k = 1; k <= c->rem[t] && !L->found; k++) {
+        L->cur.types[base + k - 1] = t;
+        L->cur.n = base + k;
+        c->rem[t] -= k;
+        set_enum(c, L, idx + 1, total + k, dec + (uint64_t)k * c->stride[t]);
+        c->rem[t] += k;
+    }
+    L->cur.n = base;
+}
+
+static void set_first(Ctx *c, Level *L, int t0) {
+    int k;
+    for (k = 1; k <= c->rem[t0] + 0 && !L->found; k++) {
+        int i;
+        for (i = 0; i < k; i++) L->cur.types[i] = t0;
+        L->cur.n = k;
+        c->rem[t0] -= k;
+        set_enum(c, L, 0, k, (uint64_t)k * c->stride[t0]);
+        c->rem[t0] += k;
+    }
+}
+
+/* Runs whose lowest natural sits at position `lo`; `last` is the highest natural so far. */
+static void run_up(Ctx *c, Level *L, int s, int lo, int last, int gaps, uint64_t dec) {
+    int len = last - lo + 1;
+    if (len >= 2) {
+        int need = gaps + (len < 3 ? 3 - len : 0);
+        if (need <= L->w) {
+            L->cur.kind = 2; L->cur.need = need;
+            consider(c, L, 0, L->state - dec, L->w - need, add_room(c, L->room, 13 - (len < 3 ? 3 : len)));
+        }
+    }
+    int p;
+    for (p = last + 1; p <= 13 && !L->found; p++) {
+        int g = gaps + (p - last - 1);
+        if (g > L->w) break;
+        int t = c->type_at[s][p];
+        if (t < 0 || c->rem[t] == 0) continue;
+        int n = L->cur.n;
+        L->cur.types[n] = t; L->cur.pos[n] = p; L->cur.n = n + 1;
+        c->rem[t]--;
+        run_up(c, L, s, lo, p, g, dec + c->stride[t]);
+        c->rem[t]++;
+        L->cur.n = n;
+    }
+}
+
+/* Runs ending in a high ace (position 14); `low` is the lowest natural so far. */
+static void run_down(Ctx *c, Level *L, int s, int low, int gaps, uint64_t dec) {
+    int len = 14 - low + 1;
+    if (len >= 2) {
+        int need = gaps + (len < 3 ? 3 - len : 0);
+        if (need <= L->w) {
+            L->cur.kind = 2; L->cur.need = need;
+            consider(c, L, 0, L->state - dec, L->w - need, add_room(c, L->room, 13 - (len < 3 ? 3 : len)));
+        }
+    }
+    int p;
+    for (p = low - 1; p >= 2 && !L->found; p--) {
+        int g = gaps + (low - p - 1);
+        if (g > L->w) break;
+        int t = c->type_at[s][p];
+        if (t < 0 || c->rem[t] == 0) continue;
+        int n = L->cur.n;
+        L->cur.types[n] = t; L->cur.pos[n] = p; L->cur.n = n + 1;
+        c->rem[t]--;
+        run_down(c, L, s, p, g, dec + c->stride[t]);
+        c->rem[t]++;
+        L->cur.n = n;
+    }
+}
+
+static void expand(Ctx *c, Level *L) {
+    int t0 = 0;
+    while (c->rem[t0] == 0) t0++;
+    /* deadwood */
+    L->cur.kind = 0; L->cur.card = t0; L->cur.n = 0;
+    c->rem[t0]--;
+    consider(c, L, c->val[t0], L->state - c->stride[t0], L->w, L->room);
+    c->rem[t0]++;
+    if (L->found) return;
+    /* sets */
+    set_first(c, L, t0);
+    if (L->found) return;
+    /* runs */
+    int s = c->suit[t0], q = c->rank[t0];
+    L->cur.types[0] = t0; L->cur.pos[0] = q; L->cur.n = 1;
+    c->rem[t0]--;
+    run_up(c, L, s, q, q, 0, c->stride[t0]);
+    if (!L->found && c->aces_high && q == 1) {
+        L->cur.types[0] = t0; L->cur.pos[0] = 14; L->cur.n = 1;
+        run_down(c, L, s, 14, 0, c->stride[t0]);
+    }
+    c->rem[t0]++;
+}
+
+static int solve_state(Ctx *c, uint64_t state, int w, int room) {
+    if (state == 0) return leaf_cost(c, w, room);
+    uint64_t key = ((state * c->dim + (uint64_t)w) * c->dim + (uint64_t)room) + 1;
+    size_t j = memo_slot(key);
+    if (memo_stamp[j] == memo_gen) return memo_vals[j];
+    Level L;
+    L.state = state; L.w = w; L.room = room;
+    L.recon = 0; L.target = 0; L.found = 0; L.best = 1 << 30;
+    expand(c, &L);
+    if (memo_count * 2 >= memo_cap) {
+        if (memo_alloc(memo_cap * 2) < 0) return L.best; /* out of memory: stay correct, stop caching */
+    }
+    j = memo_slot(key);
+    memo_keys[j] = key; memo_vals[j] = L.best; memo_stamp[j] = memo_gen; memo_count++;
+    return L.best;
+}
+
+int tt_memo_init(void) {
+    if (memo_alloc(1 << 12) < 0) return -1;
+    memo_gen = 1;
+    return 0;
+}
+
+void tt_search_init(Ctx *c, const Hand *h) {
+    memset(c->type_at, -1, sizeof(c->type_at));
+    int T = 0;
+    uint64_t stride = 1;
+    for (int card = 0; card < 52; card++) {
+        if (!h->counts[card]) continue;
+        c->card[T] = card; c->cnt[T] = h->counts[card]; c->rem[T] = h->counts[card];
+        c->suit[T] = card / 13; c->rank[T] = card % 13 + 1;
+        c->val[T] = tt_card_value(c->rank[T], h->aces_high);
+        c->stride[T] = stride;
+        stride *= (uint64_t)(h->counts[card] + 1);
+        c->type_at[c->suit[T]][c->rank[T]] = T;
+        T++;
+    }
+    for (int t = 0; t < T; t++) {
+        c->n_same[t] = 0;
+        for (int u = t + 1; u < T; u++)
+            if (c->rank[u] == c->rank[t]) c->same_rank[t][c->n_same[t]++] = u;
+    }
+    int wild_rank = h->wild_rank;
+    c->T = T; c->W = h->num_wilds; c->dim = (uint64_t)h->num_wilds + 1;
+    c->vw = wild_rank >= 1 && wild_rank <= 13 ? tt_card_value(wild_rank, 0) : 0;
+    c->aces_high = h->aces_high; c->needs_natural = h->needs_natural;
+    memo_new_call();
+}
+
+static uint64_t full_state(const Ctx *c) {
+    uint64_t s = 0;
+    for (int t = 0; t < c->T; t++) s += (uint64_t)c->cnt[t] * c->stride[t];
+    return s;
+}
+
+/* Room stays saturated at the whole hand's wild count: for a sub-hand with one wild less that
+   changes no leaf (room >= wilds left either way), so its states can share the memo. */
+int tt_search_penalty(Ctx *c, int removed_card) {
+    uint64_t state = full_state(c);
+    int w = c->W;
+    for (int t = 0; t < c->T; t++) c->rem[t] = c->cnt[t];
+    if (removed_card >= 0) {
+        int t = c->type_at[removed_card / 13][removed_card % 13 + 1];
+        if (t >= 0) { state -= c->stride[t]; c->rem[t]--; }
+        else w--;  /* a wild */
+    }
+    int v = solve_state(c, state, w, 0);
+    for (int t = 0; t < c->T; t++) c->rem[t] = c->cnt[t];
+    return v;
+}
+
+/* Walks one best path of the search, laying out each meld, then places the leftover wilds. */
+int tt_search_arrange(Ctx *c, const Hand *h, Arrangement *out) {
+    const int *wilds = h->wild_cards;
+    uint64_t state = full_state(c);
+    int w = c->W, room = 0;
+    int total = solve_state(c, state, w, room);
+
+    int mkind[MAX_CARDS], mtop[MAX_CARDS], nmelds = 0;
+    int (*melds)[MAX_CARDS + 2] = out->melds;
+    int *mlen = out->mlen, *dead = out->dead;
+    int ndead = 0, nextwild = 0;
+    int target = total;
+    while (state != 0) {
+        Level L;
+        L.state = state; L.w = w; L.room = room;
+        L.recon = 1; L.target = target; L.found = 0; L.best = 0;
+        expand(c, &L);
+        if (!L.found) return -1;
+        Choice *ch = &L.chosen;
+        if (ch->kind == 0) {
+            dead[ndead++] = c->card[ch->card];
+            target -= c->val[ch->card];
+        } else if (ch->kind == 1) {
+            int *m = melds[nmelds]; int k = 0;
+            for (int i = 0; i < ch->n; i++) m[k++] = c->card[ch->types[i]];
+            for (int i = 0; i < ch->need; i++) m[k++] = wilds[nextwild++];
+            mlen[nmelds] = k; mkind[nmelds] = 1; nmelds++;
+        } else {
+            /* lay the run out slot by slot, lowest first; wilds fill the gaps, padding goes high */
+            int lo = 99, hi = -1;
+            for (int i = 0; i < ch->n; i++) {
+                if (ch->pos[i] < lo) lo = ch->pos[i];
+                if (ch->pos[i] > hi) hi = ch->pos[i];
+            }
+            int slot[16];
+            for (int p = lo; p <= hi; p++) slot[p - lo] = -1;
+            for (int i = 0; i < ch->n; i++) slot[ch->pos[i] - lo] = c->card[ch->types[i]];
+            int *m = melds[nmelds]; int k = 0, used = 0;
+            int pad;
+            for (int p = lo; p <= hi; p++) {
+                if (slot[p - lo] >= 0) m[k++] = slot[p - lo];
+                else { m[k++] = wilds[nextwild++]; used++; }
+            }
+            pad = ch->need - used;
+            int maxpos = c->aces_high ? 14 : 13;
+            while (pad > 0 && hi < maxpos) { m[k++] = wilds[nextwild++]; hi++; pad--; }
+            if (pad > 0) { /* pad below instead */
+                memmove(m + pad, m, k * sizeof(int));
+                for (int i = 0; i < pad; i++) m[i] = wilds[nextwild++];
+                k += pad;
+            }
+            mlen[nmelds] = k; mkind[nmelds] = 2; mtop[nmelds] = hi; nmelds++;
+        }
+        state = L.child_state; w = L.child_w; room = L.child_room;
+        for (int t = 0; t < c->T; t++) c->rem[t] = (int)((state / c->stride[t]) % (uint64_t)(c->cnt[t] + 1));
+    }
+    /* leftover wilds: into a set; else into runs with room if they all fit; else an all-wild
+       set of three or more; else as many as fit into runs, the rest deadwood */
+    int left = c->W - nextwild, has_set = 0, run_room = 0;
+    for (int i = 0; i < nmelds; i++) {
+        if (mkind[i] == 1) has_set = 1;
+        else run_room += 13 - mlen[i];
+    }
+    if (left > 0 && has_set) {
+        for (int i = 0; i < nmelds; i++) {
+            if (mkind[i] != 1) continue;
+            while (left > 0) { melds[i][mlen[i]++] = wilds[nextwild++]; left--; }
+            break;
+        }
+    }
+    if (left > 0 && run_room < left && left >= 3 && !c->needs_natural) {
+        int *m = melds[nmelds]; int k = 0;
+        while (left > 0) { m[k++] = wilds[nextwild++]; left--; }
+        mlen[nmelds] = k; mkind[nmelds] = 1; nmelds++;
+    }
+    for (int i = 0; i < nmelds && left > 0; i++) {
+        int maxpos = c->aces_high ? 14 : 13;
+        while (mkind[i] == 2 && mlen[i] < 13 && left > 0) {
+            if (mtop[i] < maxpos) { melds[i][mlen[i]++] = wilds[nextwild++]; mtop[i]++; }
+            else {  /* the run ends at the top slot: the wild goes below its low end */
+                memmove(melds[i] + 1, melds[i], mlen[i] * sizeof(int));
+                melds[i][0] = wilds[nextwild++]; mlen[i]++;
+            }
+            left--;
+        }
+    }
+    while (left > 0) { dead[ndead++] = wilds[nextwild++]; left--; }
+    for (int t = 0; t < c->T; t++) c->rem[t] = c->cnt[t];
+    out->total = total; out->nmelds = nmelds; out->ndead = ndead;
+    return 0;
+}
