@@ -121,6 +121,11 @@ class PolicyValueNet(nn.Module, metaclass=abc.ABCMeta):
                                  device=logits.device).reshape(logits.shape)
         return MaskedCategorical(logits, mask_t), value
 
+    def value_head_parameters(self) -> list[nn.Parameter]:
+        """The parameters only the value depends on (``critic.*``, ``value_head.*``): what a critic
+        warm-up trains while the policy stays exactly as it is."""
+        return [p for name, p in self.named_parameters() if name.startswith(("critic.", "value_head."))]
+
     def get_value(self, obs: np.ndarray | torch.Tensor, mask: np.ndarray | torch.Tensor | None = None
                   ) -> torch.Tensor:
         return self.logits_and_value(self.as_input(obs, mask))[1]

@@ -145,3 +145,32 @@ def test_solver_features_match_the_greedy_arithmetic():
             rest = [x for x in hand if x != c]
             assert planes[i, 1, c] * PENALTY_SCALE == pytest.approx(least_penalty(rest, wild))
         assert scalars[i, 0] * PENALTY_SCALE == pytest.approx(least_penalty(hand, wild))
+
+
+@pytest.mark.parametrize("name,kwargs", [("mlp", {"hidden_sizes": [16]}), ("cardnet", {"channels": 4, "hidden": 8})])
+def test_critic_warmup_trains_the_value_head_only(name, kwargs):
+    """A PPO update with train_policy=False changes the value head and nothing the policy reads."""
+    from training.config import SelfPlayConfig
+    from training.ppo import Buffer, ppo_update
+
+    torch.manual_seed(0)
+    net = build_network(name, num_players=2, **kwargs)
+    obs, masks = sample_positions(2, 64)
+    x = net.preprocess(obs, masks)
+    with torch.no_grad():
+        actions, logprob, _, value = net.get_action_and_value(x, masks)
+    buf = Buffer()
+    for i in range(len(obs)):
+        idx = buf.add(x[i], masks[i], int(actions[i]), float(logprob[i]), float(value[i]))
+        buf.close(idx, float(i % 3) - 1.0, 0.0, done=True)
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    value_names = {n for n, p in net.named_parameters() if any(p is q for q in net.value_head_parameters())}
+    assert value_names
+    ppo_update(net, torch.optim.Adam(net.parameters(), lr=1e-2), buf, SelfPlayConfig(), torch.Generator().manual_seed(0),
+               train_policy=False)
+    after = net.state_dict()
+    for k in before:
+        if k in value_names:
+            continue
+        assert torch.equal(before[k], after[k]), k
+    assert any(not torch.equal(before[k], after[k]) for k in value_names)

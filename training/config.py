@@ -142,6 +142,9 @@ class SelfPlayConfig(BaseConfig):
     """Updates between snapshots added to the pool."""
     init_checkpoint: str | None = None
     """Start from these weights (a checkpoint of the same network and player count)."""
+    critic_warmup_steps: int = 0
+    """Learner steps at the start during which only the value loss is trained (the policy stays as
+    it started: useful when the start is already a good player, e.g. ``expert_features``)."""
 
     FLOAT_RANGES = {**BaseConfig.FLOAT_RANGES,
                     "clip_coef": (0.0, 1.0, "in (0, 1]"), "vf_coef": (None, None, ">= 0"),
@@ -163,6 +166,7 @@ class SelfPlayConfig(BaseConfig):
             raise ConfigError(f"network_kwargs: {exc}") from None
         for key in ("rollout_steps", "update_epochs", "num_minibatches", "pool_size", "snapshot_every"):
             _check(getattr(self, key) >= 1, key, getattr(self, key), "an int >= 1")
+        _check(self.critic_warmup_steps >= 0, "critic_warmup_steps", self.critic_warmup_steps, "an int >= 0")
         _check(self.rollout_steps >= self.num_minibatches, "rollout_steps", self.rollout_steps,
                f"at least num_minibatches ({self.num_minibatches})")
         _check(self.selfplay_prob == 1 or self.opponents, "opponents", self.opponents,

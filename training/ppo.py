@@ -52,8 +52,10 @@ class Buffer:
 
 
 def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, buf: Buffer, cfg: SelfPlayConfig,
-               gen: torch.Generator) -> dict[str, float]:
-    """Clipped PPO on one rollout (CleanRL's update, with masks and per-trajectory advantages)."""
+               gen: torch.Generator, train_policy: bool = True) -> dict[str, float]:
+    """Clipped PPO on one rollout (CleanRL's update, with masks and per-trajectory advantages);
+    with ``train_policy=False`` only the value head learns (a critic warm-up: the policy, and the
+    trunk it shares with the value, stay exactly as they are)."""
     adv_np, ret_np = buf.advantages(cfg.gamma, cfg.gae_lambda)
     x = torch.as_tensor(np.stack(buf.x))
     masks = torch.as_tensor(np.stack(buf.mask))
@@ -80,9 +82,16 @@ def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, buf: Buffe
             v_clipped = old_value[idx] + (value - old_value[idx]).clamp(-cfg.clip_coef, cfg.clip_coef)
             v_loss = 0.5 * torch.max((value - ret[idx]) ** 2, (v_clipped - ret[idx]) ** 2).mean()
             ent = entropy.mean()
-            loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
+            loss = cfg.vf_coef * v_loss
+            if train_policy:
+                loss = loss + pg_loss - cfg.ent_coef * ent
             optimizer.zero_grad()
             loss.backward()
+            if not train_policy:  # no gradient, so Adam leaves them alone: the policy cannot move
+                value_params = {id(p) for p in net.value_head_parameters()}
+                for param in net.parameters():
+                    if id(param) not in value_params:
+                        param.grad = None
             torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
             optimizer.step()
             stats["policy_loss"].append(float(pg_loss.detach()))

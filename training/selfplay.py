@@ -380,7 +380,7 @@ def train(cfg: SelfPlayConfig, *, resume: bool = False, overwrite: bool = False,
             buf = Buffer()
             play.collect(buf, cfg.rollout_steps)
             net.train()
-            stats = ppo_update(net, optimizer, buf, cfg, gen)
+            stats = ppo_update(net, optimizer, buf, cfg, gen, train_policy=step >= cfg.critic_warmup_steps)
             net.eval()
             try:
                 check_finite(net.state_dict(), f"training diverged at update {update}")
