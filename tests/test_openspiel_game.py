@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import numpy as np
@@ -497,3 +498,31 @@ def test_make_bot_names_the_problem() -> None:
     bot = make_bot("random-v0", game, 1 - state.current_player())
     with pytest.raises(ValueError, match=r"random-v0 plays seat \d, but it is \d's move"):
         bot.step(state)
+
+
+def test_state_json_round_trips_and_refuses_bad_text():
+    """The safe text format: JSON of the parameters and history, replayed with every action checked."""
+    from tt_env.openspiel_game import state_from_json, state_to_json
+
+    game = pyspiel.load_game("python_three_thirteen", {"num_players": 3, "rounds": "10,11"})
+    state = game.new_initial_state()
+    rng = np.random.default_rng(3)
+    while not state.is_terminal() and len(state.history()) < 300:
+        if state.is_chance_node():
+            outcomes = state.chance_outcomes()
+            state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+        else:
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.integers(len(legal))])
+    text = state_to_json(state)
+    _, back = state_from_json(text)
+    assert back.history() == state.history() and str(back) == str(state)
+    assert back.information_state_string(1) == state.information_state_string(1)
+    data = json.loads(text)
+    data["history"][-1] = 9999
+    with pytest.raises(ValueError, match=r"history\[\d+\] = 9999 is not legal"):
+        state_from_json(json.dumps(data))
+    with pytest.raises(ValueError, match="not a python_three_thirteen-state/1 text"):
+        state_from_json("cos\nsystem\n(S'echo hi'\ntR.")  # a pickle payload is just bad text here
+    with pytest.raises(ValueError, match="not a python_three_thirteen-state/1"):
+        state_from_json(json.dumps({"format": "other"}))

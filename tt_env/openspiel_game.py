@@ -72,8 +72,11 @@ round, dealer, totals and the current hand. It is perfect recall within the roun
 rounds enter only through the totals they left: a round starts afresh from a full shoe, so
 nothing else of them bears on the rest of the game. ``resample_from_infostate`` deals the cards the player cannot see anew (see
 ``tt_env.openspiel_resample``), so information-set search (OpenSpiel's ``ISMCTSBot``) works.
-``deserialize_game_and_state`` unpickles the state (OpenSpiel's format for Python games):
-deserialize only strings you made.
+``pyspiel.deserialize_game_and_state`` unpickles part of its input (pyspiel's format for every
+Python game: it cannot be made safe from here), so deserialize only strings you made. For text
+from elsewhere use :func:`state_to_json` / :func:`state_from_json`: plain JSON of the game's
+parameters and action history, replayed action by action with every action checked, which
+runs no code.
 """
 
 from __future__ import annotations
@@ -393,6 +396,55 @@ class ThreeThirteenState(pyspiel.State):
         lines.append(f"discard pile: {_names(state.discard_pile)}")
         lines.append(f"stock: {_names(sorted(state.stock))}")
         return "\n".join(lines)
+
+
+JSON_FORMAT = "python_three_thirteen-state/1"
+
+
+def state_to_json(state: ThreeThirteenState) -> str:
+    """The state as JSON: the game's parameters and the history of actions (chance outcomes too).
+
+    A resampled state (``resample_from_infostate``) has no history of its own and cannot be
+    written this way.
+    """
+    from .jsonio import dumps
+
+    game = state.get_game()
+    if state.history() == [] and state.game_state is not None:
+        raise ValueError("this state has no action history (a resampled state?): it cannot be written as JSON")
+    params = {k: v for k, v in game.get_parameters().items()}
+    return dumps({"format": JSON_FORMAT, "game": GAME_NAME, "params": params, "history": list(state.history())})
+
+
+def state_from_json(text: str) -> tuple[pyspiel.Game, ThreeThirteenState]:
+    """``(game, state)`` from :func:`state_to_json`'s text; ``ValueError`` names what is wrong.
+
+    Safe for untrusted text: it is parsed as JSON and every action is checked against the
+    legal actions (or chance outcomes) of the state it is applied to.
+    """
+    import json
+
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise ValueError(f"not a {JSON_FORMAT} text: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != JSON_FORMAT:
+        raise ValueError(f"not a {JSON_FORMAT} text (its 'format' is {data.get('format') if isinstance(data, dict) else None!r})")
+    params, history = data.get("params"), data.get("history")
+    if not isinstance(params, dict) or not isinstance(history, list):
+        raise ValueError("a state text needs 'params' (an object) and 'history' (a list of action ids)")
+    game = pyspiel.load_game(GAME_NAME, params)
+    state = game.new_initial_state()
+    for step, action in enumerate(history):
+        if not isinstance(action, int) or isinstance(action, bool):
+            raise ValueError(f"history[{step}] = {action!r} is not an action id")
+        if state.is_terminal():
+            raise ValueError(f"history[{step}]: the game is already over")
+        allowed = ([a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions())
+        if action not in allowed:
+            raise ValueError(f"history[{step}] = {action} is not legal there: allowed are {allowed}")
+        state.apply_action(action)
+    return game, state
 
 
 _CARD_NAMES = [card_str(c) for c in range(NUM_CARD_TYPES)]
