@@ -29,6 +29,17 @@ equals ``obs`` exactly. What the observation does not say is filled in as follow
 
 ``GameState.copy`` and ``game.applied`` make the cheap copies search plays on, and
 ``game.round_penalties`` gives the points of a round ending now.
+
+:func:`sample_world` is what search samples from: a determinization whose opponents' hidden
+cards are then tilted towards what they are likely to hold. Uniform hidden cards deal each
+opponent a random hand, but a player who has been keeping what melds for t turns holds far
+less deadwood (in expert-v0 self-play, after 6 or more turns of a round, 5 points against 29
+for a uniform hand). The tilt is a short Metropolis walk that swaps an opponent's unknown
+cards with the stock's, targeting a density proportional to ``exp(-belief * t * penalty)``
+with t the opponent's discards this round (``belief`` 0.04 matches expert-v0's play at every
+stage of a round), and that never leaves the opponent a fully melded hand when it has
+discarded this round (it would have gone out). Only unknown cards move, so the world still
+encodes to the same observation.
 """
 
 from __future__ import annotations
@@ -40,6 +51,7 @@ import numpy as np
 
 from .engine import game
 from .engine.cardlist import CardList
+from .engine.melds import least_penalty
 from .engine.rules import Rules, hand_size
 from .observation import HAND_SCALE, SCORE_SCALE, get_layout
 
@@ -173,3 +185,54 @@ def _possible_movers(per_seat: list[int], turn: int, n: int, sizes: list[int], s
             continue
         movers.append(seat)
     return movers
+
+
+def sample_world(observation: np.ndarray | Mapping[str, Any], rules: Rules, rng: np.random.Generator,
+                 action_mask: np.ndarray | None = None, *, belief: float = 0.04, steps: int = 60) -> game.GameState:
+    """:func:`determinize`, then each opponent's hidden cards tilted by ``belief`` (module docstring)."""
+    state = determinize(observation, rules, rng, action_mask=action_mask)
+    if belief > 0 and steps > 0:
+        for seat in range(1, rules.num_players):
+            tilt_hidden_hand(state, seat, belief * len(state.discards[seat]), steps, rng)
+    return state
+
+
+def tilt_hidden_hand(state: game.GameState, seat: int, strength: float, steps: int,
+                     rng: np.random.Generator) -> None:
+    """Metropolis swaps of ``seat``'s unknown cards with the stock's, towards ``exp(-strength * penalty)``.
+
+    Cards ``seat`` is known to hold stay; a fully melded hand is refused when the seat has
+    discarded this round and not gone out. The stock is shuffled afterwards, so its order stays
+    uniform.
+    """
+    hand, stock = state.hands[seat], state.stock
+    held = {}
+    for c in state.known_taken[seat]:
+        held[c] = held.get(c, 0) + 1
+    free = []
+    for i, c in enumerate(hand):
+        if held.get(c, 0) > 0:
+            held[c] -= 1
+        else:
+            free.append(i)
+    if not free or not stock or strength <= 0:
+        return
+    rules = state.rules
+    wild, aces_high, natural = state.wild_rank, rules.aces_high, rules.meld_needs_natural
+    no_melded = len(state.discards[seat]) > 0 and state.went_out != seat
+    penalty = least_penalty(hand, wild, aces_high, natural)
+    if penalty == 0 and no_melded:
+        penalty = 10 ** 6  # an impossible start: the first hand that is not fully melded is taken
+    slots = rng.integers(len(free), size=steps)
+    picks = rng.integers(len(stock), size=steps)
+    coins = rng.random(steps)
+    for i, j, u in zip(slots.tolist(), picks.tolist(), coins.tolist()):
+        i = free[i]
+        hand[i], stock[j] = stock[j], hand[i]
+        new = least_penalty(hand, wild, aces_high, natural)
+        if (new == 0 and no_melded) or (new > penalty and u >= np.exp(-strength * (new - penalty))):
+            hand[i], stock[j] = stock[j], hand[i]  # rejected
+        else:
+            penalty = new
+    order = rng.permutation(len(stock))
+    state.stock = [stock[k] for k in order]
