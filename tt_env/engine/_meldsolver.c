@@ -1,7 +1,7 @@
 /*
  * Exact least-penalty meld solver for Three Thirteen, as a CPython extension: the glue.
  *
- * Entry points (the pure-Python twin tt_env/engine/melds_py.py has the same three, with the
+ * Entry points (the pure-Python twin tt_env/engine/melds_py.py has the same four, with the
  * same answers and the same input errors):
  *
  *   least_penalty(hand, wild_rank, aces_high=False, meld_needs_natural=False) -> int
@@ -9,6 +9,8 @@
  *       -> [(card, least penalty of the hand less one copy of card)] for each distinct card
  *   solve(hand, wild_rank, aces_high=False, meld_needs_natural=False)
  *       -> (deadwood, melds as lists of card ints, unmelded card ints)
+ *   after_draw_values(hand, cards, wild_rank, aces_high=False, meld_needs_natural=False)
+ *       -> [expert-v0's value of drawing each card of cards] (see py_after_draw_values)
  *
  * Penalties come from the fast path (meld_fast.c) where the hand is in its scope, else from
  * the general search (meld_search.c), which also builds solve's arrangement. Two test
@@ -19,7 +21,8 @@
  *
  * Input checks, in this order, with the messages melds_py.py raises too: wild_rank an int
  * (not a bool) in 0..13; hand an iterable of at most 40 cards; each card an int (not a
- * bool) in 0..51.
+ * bool) in 0..51; for after_draw_values, a hand of at most 39 cards, then cards an iterable
+ * of card ints.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -94,12 +97,13 @@ static int parse_card(PyObject *o, int *card) {
     return 0;
 }
 
-/* Parses (hand, wild_rank, aces_high=False, meld_needs_natural=False) into `call`. */
-static int parse_call(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                      Call *call) {
-    PyObject *vals[4] = {NULL, NULL, NULL, NULL};
-    if (nargs > 4) {
-        PyErr_Format(PyExc_TypeError, "%s() takes at most 4 arguments (%zd given)", fname, nargs);
+/* Collects the arguments named `names` (the first `required` of them required), positional
+   then keyword, into `vals` (NULL where one was not given). */
+static int collect_args(const char *fname, const char *const *names, int nnames, int required,
+                        PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **vals) {
+    for (int i = 0; i < nnames; i++) vals[i] = NULL;
+    if (nargs > nnames) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", fname, nnames, nargs);
         return -1;
     }
     for (Py_ssize_t i = 0; i < nargs; i++) vals[i] = args[i];
@@ -107,31 +111,36 @@ static int parse_call(const char *fname, PyObject *const *args, Py_ssize_t nargs
         for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(kwnames); j++) {
             PyObject *key = PyTuple_GET_ITEM(kwnames, j);
             int i = 0;
-            while (i < 4 && PyUnicode_CompareWithASCIIString(key, ARG_NAMES[i]) != 0) i++;
-            if (i == 4) {
+            while (i < nnames && PyUnicode_CompareWithASCIIString(key, names[i]) != 0) i++;
+            if (i == nnames) {
                 PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fname, key);
                 return -1;
             }
             if (vals[i]) {
-                PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fname, ARG_NAMES[i]);
+                PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fname, names[i]);
                 return -1;
             }
             vals[i] = args[nargs + j];
         }
     }
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < required; i++) {
         if (!vals[i]) {
-            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fname, ARG_NAMES[i]);
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fname, names[i]);
             return -1;
         }
     }
-    Hand *h = &call->hand;
-    if (parse_wild(vals[1], &h->wild_rank) < 0) return -1;
-    h->aces_high = 0; h->needs_natural = 0;
-    if (vals[2] && (h->aces_high = PyObject_IsTrue(vals[2])) < 0) return -1;
-    if (vals[3] && (h->needs_natural = PyObject_IsTrue(vals[3])) < 0) return -1;
+    return 0;
+}
 
-    PyObject *seq = PySequence_Fast(vals[0], "hand must be a sequence of card ints");
+/* Fills `call` from the values of (hand, wild_rank, aces_high, meld_needs_natural). */
+static int parse_hand_call(PyObject *hand, PyObject *wild, PyObject *aces_high, PyObject *natural, Call *call) {
+    Hand *h = &call->hand;
+    int wild_rank, ah = 0, nat = 0;
+    if (parse_wild(wild, &wild_rank) < 0) return -1;
+    if (aces_high && (ah = PyObject_IsTrue(aces_high)) < 0) return -1;
+    if (natural && (nat = PyObject_IsTrue(natural)) < 0) return -1;
+
+    PyObject *seq = PySequence_Fast(hand, "hand must be a sequence of card ints");
     if (!seq) return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     if (n > MAX_CARDS) {
@@ -139,7 +148,7 @@ static int parse_call(const char *fname, PyObject *const *args, Py_ssize_t nargs
         PyErr_Format(PyExc_ValueError, "hand has %zd cards: the solver takes at most %d", n, MAX_CARDS);
         return -1;
     }
-    tt_hand_clear(h, h->wild_rank, h->aces_high, h->needs_natural);
+    tt_hand_clear(h, wild_rank, ah, nat);
     PyObject **items = PySequence_Fast_ITEMS(seq);
     for (Py_ssize_t i = 0; i < n; i++) {
         int card;
@@ -150,6 +159,14 @@ static int parse_call(const char *fname, PyObject *const *args, Py_ssize_t nargs
     Py_DECREF(seq);
     call->num_cards = (int)n;
     return 0;
+}
+
+/* Parses (hand, wild_rank, aces_high=False, meld_needs_natural=False) into `call`. */
+static int parse_call(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                      Call *call) {
+    PyObject *vals[4];
+    if (collect_args(fname, ARG_NAMES, 4, 2, args, nargs, kwnames, vals) < 0) return -1;
+    return parse_hand_call(vals[0], vals[1], vals[2], vals[3], call);
 }
 
 /* ---------------------------------------------------------------- entry points */
@@ -194,6 +211,102 @@ static PyObject *py_discard_penalties(PyObject *self, PyObject *const *args, Py_
         if (!pair) { Py_DECREF(out); return NULL; }
         PyList_SET_ITEM(out, k++, pair);
     }
+    return out;
+}
+
+/* ExpertAgent.after_draw of the hand `full` (the held cards plus one drawn card, a hand of
+   the universe `c`): its least penalty less the highest unmelded value of solve()'s
+   arrangement (tt_search_outcome follows that arrangement's path, see meld_search.c); when
+   that arrangement melds every card, the exact least penalty after the best discard, from
+   the fast path where it is in scope, else from the universe's search. */
+static int after_draw_value(Ctx *c, Hand *full) {
+    int top;
+    int penalty = tt_search_outcome(c, full, &top);
+    if (top > 0) return penalty - top;
+    int held[52] = {0}, best = -1;
+    for (int card = 0; card < 52; card++) held[card] = full->counts[card] > 0;
+    for (int i = 0; i < full->num_wilds; i++) held[full->wild_cards[i]] = 1;
+    for (int card = 0; card < 52; card++) {
+        if (!held[card]) continue;
+        tt_hand_remove(full, card);   /* as in discard_penalties: the order of wild cards does not matter */
+        int v = tt_fast_penalty(full);
+        if (v < 0) v = tt_search_outcome(c, full, &top);
+        tt_hand_add(full, card);
+        if (best < 0 || v < best) best = v;
+    }
+    return best;
+}
+
+static const char *const AFTER_DRAW_NAMES[5] = {"hand", "cards", "wild_rank", "aces_high", "meld_needs_natural"};
+
+/* after_draw_values(hand, cards, wild_rank, aces_high=False, meld_needs_natural=False): for
+   each card of `cards`, after_draw_value of the hand plus that card. The checks: those of
+   the other entry points on (hand, wild_rank), a hand of at most 39 cards (the drawn card
+   makes 40), then `cards` a sequence of card ints.
+
+   The draws are solved in groups that share one search memo: a group's universe holds the
+   hand plus one more copy of each card drawn in it, as many draws as its states fit the
+   memo's 64-bit key (all of them in the game's hands; a single draw always fits). */
+static PyObject *py_after_draw_values(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                      PyObject *kwnames) {
+    PyObject *vals[5];
+    Call call;
+    if (collect_args("after_draw_values", AFTER_DRAW_NAMES, 5, 3, args, nargs, kwnames, vals) < 0) return NULL;
+    if (parse_hand_call(vals[0], vals[2], vals[3], vals[4], &call) < 0) return NULL;
+    const Hand *hand = &call.hand;
+    if (call.num_cards == MAX_CARDS) {
+        PyErr_Format(PyExc_ValueError, "hand has %d cards: after_draw_values adds one, and the solver takes "
+                     "at most %d", MAX_CARDS, MAX_CARDS);
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(vals[1], "cards must be a sequence of card ints");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    int *drawn = (int *)PyMem_Malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (!drawn) { Py_DECREF(seq); return PyErr_NoMemory(); }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (parse_card(items[i], &drawn[i]) < 0) { Py_DECREF(seq); PyMem_Free(drawn); return NULL; }
+    }
+    Py_DECREF(seq);
+    PyObject *out = PyList_New(n);
+    if (!out) { PyMem_Free(drawn); return NULL; }
+
+    Ctx c;
+    int hand_bits = 0;
+    for (int card = 0; card < 52; card++) hand_bits += tt_radix_bits(hand->counts[card] + 1);
+    Py_ssize_t start = 0;
+    while (start < n) {
+        /* the group drawn[start:end]: grow its universe while its memo key fits (TT_KEY_BITS; the first draw always does) */
+        int counts[52], max_wilds = hand->num_wilds, bits = hand_bits;
+        memcpy(counts, hand->counts, sizeof(counts));
+        Py_ssize_t end = start;
+        while (end < n) {
+            int card = drawn[end];
+            if (card % 13 + 1 == hand->wild_rank) {
+                if (max_wilds == hand->num_wilds) {
+                    if (end > start && bits + 2 * tt_radix_bits(max_wilds + 2) > TT_KEY_BITS) break;
+                    max_wilds++;
+                }
+            } else if (counts[card] == hand->counts[card]) {
+                int more = tt_radix_bits(counts[card] + 2) - tt_radix_bits(counts[card] + 1);
+                if (end > start && bits + more + 2 * tt_radix_bits(max_wilds + 1) > TT_KEY_BITS) break;
+                counts[card]++;
+                bits += more;
+            }
+            end++;
+        }
+        tt_search_init_universe(&c, counts, max_wilds, hand);
+        for (Py_ssize_t i = start; i < end; i++) {
+            Hand full = *hand;
+            tt_hand_add(&full, drawn[i]);
+            PyObject *value = PyLong_FromLong(after_draw_value(&c, &full));
+            if (!value) { Py_DECREF(out); PyMem_Free(drawn); return NULL; }
+            PyList_SET_ITEM(out, i, value);
+        }
+        start = end;
+    }
+    PyMem_Free(drawn);
     return out;
 }
 
@@ -265,6 +378,11 @@ static PyMethodDef methods[] = {
      "[(card, least penalty of the hand less one copy of card)] for each distinct card, by card."},
     {"solve", (PyCFunction)(void (*)(void))py_solve, METH_FASTCALL | METH_KEYWORDS,
      "solve" SIGNATURE "(deadwood, melds as lists of card ints, unmelded card ints) of one best arrangement."},
+    {"after_draw_values", (PyCFunction)(void (*)(void))py_after_draw_values, METH_FASTCALL | METH_KEYWORDS,
+     "after_draw_values(hand, cards, wild_rank, aces_high=False, meld_needs_natural=False)\n--\n\n"
+     "For each card of cards: the least penalty of hand plus that card less the highest unmelded value\n"
+     "of solve()'s arrangement (a wild costs min(its rank, 10)), or, when that arrangement melds\n"
+     "every card, the least penalty after the best discard (what expert-v0 calls after_draw)."},
     {"_fast_penalty", (PyCFunction)(void (*)(void))py_fast_penalty, METH_FASTCALL | METH_KEYWORDS,
      "_fast_penalty" SIGNATURE "Test hook: the fast path's least penalty, or None outside its scope."},
     {"_search_penalty", (PyCFunction)(void (*)(void))py_search_penalty, METH_FASTCALL | METH_KEYWORDS,

@@ -11,8 +11,9 @@ the vocabulary). The environment variable ``TT_ENV_SOLVER``, read once at import
 - ``python``: Python, even where C is built.
 
 ``solver_backend()`` (and the constant ``SOLVER_BACKEND``) says which is in use.
-``least_penalty`` and ``discard_penalties`` are the backend's own functions, bound here with
-no Python wrapper in between: they are the hot path of the agents and the solver features.
+``least_penalty``, ``discard_penalties`` and ``after_draw_values`` are the backend's own
+functions, bound here with no Python wrapper in between: they are the hot path of the agents
+and the solver features.
 """
 
 from __future__ import annotations
@@ -61,6 +62,13 @@ discard_penalties = _backend.discard_penalties
 """discard_penalties(hand, wild_rank, aces_high=False, meld_needs_natural=False) ->
 [(card, least penalty of ``hand`` less one copy of card)], one pair per distinct card of the
 hand, sorted by card: every discard's result in one call (the sub-solves share work)."""
+
+after_draw_values = _backend.after_draw_values
+"""after_draw_values(hand, cards, wild_rank, aces_high=False, meld_needs_natural=False) ->
+[for each card u of ``cards``: the deadwood of ``best_melds(hand + [u])`` less the highest value
+among its unmelded cards (a wild costs its own rank's value, min(rank, 10)), or, when that
+arrangement melds every card, the least penalty after the best discard of ``hand + [u]``]:
+what ``expert-v0`` values each possible draw by, in one call (its inner loop)."""
 
 
 def solver_backend() -> str:

@@ -1,16 +1,21 @@
 """Pure-Python exact meld solver: the fallback when the C accelerator is not built.
 
 ``tt_env.engine.melds`` uses it when the extension ``_meldsolver`` is missing, or always with
-``TT_ENV_SOLVER=python``. The two backends have the same three entry points, give the same
-answers and raise the same errors (same types, same messages) for bad input:
+``TT_ENV_SOLVER=python``. The two backends have the same four entry points, give the same
+answers (``solve`` the same arrangement, card for card) and raise the same errors (same
+types, same messages) for bad input:
 
 - ``least_penalty(hand, wild_rank, aces_high=False, meld_needs_natural=False) -> int``
 - ``discard_penalties(...) -> [(card, least penalty of the hand less one copy of card)]``,
   one pair per distinct card of the hand, sorted by card
 - ``solve(...) -> (deadwood, melds as lists of card ints, unmelded card ints)``
+- ``after_draw_values(hand, cards, wild_rank, aces_high=False, meld_needs_natural=False)
+  -> [int]``: ``expert-v0``'s value of each draw (see the function)
 
 Input (checked in this order): ``wild_rank`` an int, not a bool, in 0..13 (0: no wilds);
-``hand`` an iterable of at most ``MAX_CARDS`` (40) cards, each an int, not a bool, in 0..51.
+``hand`` an iterable of at most ``MAX_CARDS`` (40) cards, each an int, not a bool, in 0..51;
+for ``after_draw_values``, at most 39 (the drawn card makes 40), then ``cards`` an iterable
+of card ints (any number).
 
 Terminology (used throughout the engine):
 
@@ -41,6 +46,7 @@ most of its least penalties come from a table-driven method with the same answer
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Iterable
 
@@ -72,16 +78,22 @@ def check_input(hand: Iterable[int], wild_rank: int) -> tuple[list[int], int]:
         raise TypeError(f"wild_rank={wild_rank!r} is {kind}: {_WILD_RANKS}")
     if not 0 <= wild <= 13:
         raise ValueError(f"wild_rank={wild} is not allowed: {_WILD_RANKS}")
-    if type(hand) is list or type(hand) is tuple:
-        items = hand
+    return check_cards(hand, "hand", MAX_CARDS), wild
+
+
+def check_cards(cards: Iterable[int], what: str, max_cards: int | None = None) -> list[int]:
+    """``cards`` as a list of plain ints, or the error the C backend raises: ``what`` ("hand"
+    or "cards") names the argument; ``max_cards`` bounds its length (None: any)."""
+    if type(cards) is list or type(cards) is tuple:
+        items = cards
     else:
         try:
-            items = list(hand)
+            items = list(cards)
         except TypeError:
-            raise TypeError("hand must be a sequence of card ints") from None
-    if len(items) > MAX_CARDS:
-        raise ValueError(f"hand has {len(items)} cards: the solver takes at most {MAX_CARDS}")
-    cards = []
+            raise TypeError(f"{what} must be a sequence of card ints") from None
+    if max_cards is not None and len(items) > max_cards:
+        raise ValueError(f"{what} has {len(items)} cards: the solver takes at most {max_cards}")
+    out = []
     for item in items:
         card = _as_int(item)
         if card is None:
@@ -89,8 +101,8 @@ def check_input(hand: Iterable[int], wild_rank: int) -> tuple[list[int], int]:
             raise TypeError(f"card {item!r} is {kind}: cards are ints 0..51")
         if not 0 <= card <= 51:
             raise ValueError(f"{card} is not a card int: allowed 0..51")
-        cards.append(card)
-    return cards, wild
+        out.append(card)
+    return out
 
 
 # --------------------------------------------------------------------------- the search
@@ -188,14 +200,43 @@ def solve(hand: Iterable[int], wild_rank: int, aces_high: bool = False,
           meld_needs_natural: bool = False) -> tuple[int, Melds, list[int]]:
     """Least penalty of ``hand``, one best arrangement and its unmelded cards."""
     cards, wild = check_input(hand, wild_rank)
+    return _arrange(_Search(cards, wild, bool(aces_high), bool(meld_needs_natural)))
+
+
+def after_draw_values(hand: Iterable[int], cards: Iterable[int], wild_rank: int, aces_high: bool = False,
+                      meld_needs_natural: bool = False) -> list[int]:
+    """For each card ``u`` of ``cards``: the least penalty of ``hand + [u]`` less the highest
+    unmelded value of ``solve``'s arrangement (a wild costs its own rank's value, min(rank,
+    10)), or, when that arrangement melds every card, the least penalty after the best
+    discard. ``expert-v0`` values a draw by it (an upper bound of the penalty after drawing
+    ``u`` and discarding best, exact when fully melded)."""
+    held, wild = check_input(hand, wild_rank)
+    if len(held) == MAX_CARDS:
+        raise ValueError(f"hand has {MAX_CARDS} cards: after_draw_values adds one, and the solver takes "
+                         f"at most {MAX_CARDS}")
+    drawn = check_cards(cards, "cards")
     aces_high, meld_needs_natural = bool(aces_high), bool(meld_needs_natural)
-    search = _Search(cards, wild, aces_high, meld_needs_natural)
-    types = search.types
+    values = [min(c % 13 + 1, 10) if c % 13 + 1 == wild else card_value(c % 13 + 1, aces_high=aces_high)
+              for c in range(52)]
+    out = []
+    for u in drawn:
+        search = _Search(held + [u], wild, aces_high, meld_needs_natural)
+        total, _, dead = _arrange(search)
+        if dead:
+            out.append(total - max(values[c] for c in dead))
+        else:
+            out.append(min(search.best(*search.without(c), 0) for c in set(held + [u])))
+    return out
+
+
+def _arrange(search: _Search) -> tuple[int, Melds, list[int]]:
+    """``solve``'s answer: walk one best path of the search, laying out each meld."""
+    types, aces_high, meld_needs_natural = search.types, search.aces_high, search.meld_needs_natural
     total = search.best(search.start, search.num_wilds, 0)
     melds: Melds = []
     kinds: list[str | int] = []
     dead: list[int] = []
-    spare = list(search.wilds)
+    spare = search.wilds[::-1]  # popped from the end: wilds are used in hand order, as in C
     rem, w, room, target = search.start, search.num_wilds, 0, total
     while any(rem):
         for local, meld, child, cw, croom in search.options(rem, w, room):
@@ -218,13 +259,10 @@ def solve(hand: Iterable[int], wild_rank: int, aces_high: bool = False,
 
 
 def _choices(limits: list[int], first_min: int):
-    """Every tuple of counts 0..limit (the first at least ``first_min``)."""
-    if not limits:
-        yield ()
-        return
-    for rest in _choices(limits[1:], 0):
-        for k in range(first_min, limits[0] + 1):
-            yield (k, *rest)
+    """Every tuple of counts 0..limit (the first at least ``first_min``), in the C search's
+    order: lexicographic, the first count the most significant (so ties between equally good
+    sets go the same way in both backends, and ``solve`` returns the same arrangement)."""
+    return itertools.product(range(first_min, limits[0] + 1), *(range(limit + 1) for limit in limits[1:]))
 
 
 def _runs(rem, t0, suit, start, w, type_at, *, up: bool):
@@ -275,6 +313,7 @@ def _lay_run(positions, need, types, spare, aces_high) -> tuple[list[int], int]:
 def _place_leftover_wilds(melds, kinds, spare, dead, meld_needs_natural, top_slot) -> None:
     """Put unused wilds where the solver's leaf rule says they go.
 
+    ``spare`` holds the unused wilds, the next to place last (they go in hand order, as in C).
     ``kinds[i]`` is ``"set"`` or, for a run, the slot of its highest card; a wild joins a run
     above its top when there is a slot there, else below its low end, so runs stay in slot order.
     """
@@ -282,12 +321,12 @@ def _place_leftover_wilds(melds, kinds, spare, dead, meld_needs_natural, top_slo
         return
     sets = [m for m, k in zip(melds, kinds) if k == "set"]
     if sets:
-        sets[0].extend(spare)
+        sets[0].extend(reversed(spare))
         spare.clear()
         return
     room = sum(13 - len(m) for m in melds)
     if room < len(spare) and len(spare) >= 3 and not meld_needs_natural:
-        melds.append(list(spare))
+        melds.append(spare[::-1])
         spare.clear()
         return
     for i, m in enumerate(melds):
@@ -297,5 +336,5 @@ def _place_leftover_wilds(melds, kinds, spare, dead, meld_needs_natural, top_slo
                 kinds[i] += 1
             else:
                 m.insert(0, spare.pop())
-    dead.extend(spare)
+    dead.extend(reversed(spare))
     spare.clear()
