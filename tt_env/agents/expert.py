@@ -26,10 +26,14 @@ import numpy as np
 
 from ..engine.cards import card_value, rank_of, suit_of
 from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
-from ..engine.melds import best_melds, least_penalty
+from ..engine.melds import after_draw_values, discard_penalties, least_penalty
 from ..engine.rules import Rules
 from .greedy import discard_key, without
 from .observation_view import ObservationView, decode_observation
+
+
+_RANKS_OF_MASK = [tuple(r for r in range(13) if mask >> r & 1) for mask in range(1 << 13)]
+"""``_RANKS_OF_MASK[m]``: the rank indices (0..12) set in the 13-bit mask ``m``, ascending."""
 
 
 def neighbour_masks(aces_high: bool) -> list[int]:
@@ -103,6 +107,11 @@ class ExpertAgent:
     def penalty(self, hand: Sequence[int], wild: int) -> int:
         return least_penalty(hand, wild, self.aces_high, self.natural)
 
+    def discard_penalties(self, hand: Sequence[int], wild: int) -> dict[int, int]:
+        """{card: least penalty of ``hand`` less one copy of it} for each card of ``hand``, in one
+        solver call (the same numbers as ``penalty`` of each such hand)."""
+        return dict(discard_penalties(hand, wild, self.aces_high, self.natural))
+
     def values(self, wild: int) -> list[int]:
         """Unmelded value of every card type this round (a wild costs its own rank's value)."""
         table = self._value_tables.get(wild)
@@ -111,14 +120,28 @@ class ExpertAgent:
             self._value_tables[wild] = table
         return table
 
-    def after_draw(self, hand: list[int], card: int, wild: int, values: list[int]) -> int:
+    def after_draw(self, hand: list[int], card: int, wild: int, values: list[int] | None = None) -> int:
         """Least penalty after adding ``card`` to ``hand`` and discarding the best card (an
-        upper bound: the highest unmelded card of one best arrangement, exact when all melded)."""
-        full = hand + [card]
-        solved = best_melds(full, wild, aces_high=self.aces_high, meld_needs_natural=self.natural)
-        if solved.unmelded:
-            return solved.deadwood - max(map(values.__getitem__, solved.unmelded))
-        return min(self.penalty(without(full, c), wild) for c in set(full))
+        upper bound: the highest unmelded card of one best arrangement, exact when all melded).
+        ``values`` is unused (kept for callers of the old signature: the solver knows the table)."""
+        return after_draw_values(hand, [card], wild, self.aces_high, self.natural)[0]
+
+    def draw_candidates(self, hand: list[int], ctx: _Context) -> list[int]:
+        """The cards whose draw ``hand_value`` weighs, ascending: those that can share a meld with
+        a natural of ``hand`` (``neighbour_masks``) and the wild cards, if any copy is unseen."""
+        wild = ctx.wild
+        related = self._wild_masks[wild]
+        neighbours = self._neighbours
+        for c in hand:
+            if c % 13 + 1 != wild:
+                related |= neighbours[c]
+        weights = ctx.weights
+        cards = []
+        for offset in (0, 13, 26, 39):  # suit by suit, so in card order
+            for r in _RANKS_OF_MASK[related >> offset & 0x1FFF]:
+                if weights[offset + r] > 0.0:
+                    cards.append(offset + r)
+        return cards
 
     def hand_value(self, hand: list[int], ctx: _Context) -> tuple[float, int, float]:
         """(V, penalty, expected one-draw gain) of a hand about to wait for its next draw."""
@@ -126,32 +149,22 @@ class ExpertAgent:
         base = self.penalty(hand, wild)
         if base == 0:
             return 0.0, 0, 0.0
-        related = 0
-        for c in hand:
-            if c % 13 + 1 != wild:
-                related |= self._neighbours[c]
-        related |= self._wild_masks[wild]
+        cards = self.draw_candidates(hand, ctx)
+        # every draw's penalty after the best discard (ExpertAgent.after_draw), in one solver call
+        after = after_draw_values(hand, cards, wild, self.aces_high, self.natural)
+        weights, bonus = ctx.weights, ctx.out_bonus
         gain = 0.0
-        weights = ctx.weights
-        values = self.values(wild)
-        while related:
-            low = related & -related
-            u = low.bit_length() - 1
-            related ^= low
-            w = weights[u]
-            if w <= 0.0:
-                continue
-            a = self.after_draw(hand, u, wild, values)
+        for u, a in zip(cards, after):
             if a < base:
-                gain += w * (base - a + (ctx.out_bonus if a == 0 else 0.0))
+                gain += weights[u] * (base - a + (bonus if a == 0 else 0.0))
         return base - ctx.gamma * gain, base, gain
 
     # ------------------------------------------------------------------ decisions
     def context(self, view: ObservationView) -> _Context:
         """Card weights from what is unseen, gamma from the danger, feed costs of each card."""
         copies = self.rules.num_decks
-        unseen = np.maximum(copies - view.seen_counts(), 0).astype(float)
-        total = unseen.sum()
+        unseen = np.maximum(copies - view.seen_counts(), 0)
+        total = int(unseen.sum())
         weights = (unseen / total).tolist() if total > 0 else [0.0] * 52
         wild = view.wild_rank
         size = view.round_number + 2
@@ -165,11 +178,17 @@ class ExpertAgent:
         if self.feed_weight:
             # cards that can meld with what the next player took from the discard pile and holds,
             # halved for ranks it has discarded itself; wild cards always help it
-            risk = self._neighbour_matrix[np.flatnonzero(view.opponent_taken[0])].sum(axis=0)
-            thrown = np.tile(view.opponent_discards[0].reshape(4, 13).sum(axis=0) > 0, 4)
-            risk = np.minimum(np.where(thrown, 0.5 * risk, risk), 2.0)
-            risk[[s * 13 + wild - 1 for s in range(4)]] = 3.0
-            feed = (self.feed_weight * (0.5 + danger) * risk).tolist()
+            scale = self.feed_weight * (0.5 + danger)
+            if view.opponent_taken[0].any():
+                risk = self._neighbour_matrix[np.flatnonzero(view.opponent_taken[0])].sum(axis=0)
+                thrown = np.tile(view.opponent_discards[0].reshape(4, 13).sum(axis=0) > 0, 4)
+                risk = np.minimum(np.where(thrown, 0.5 * risk, risk), 2.0)
+                risk[[s * 13 + wild - 1 for s in range(4)]] = 3.0
+                feed = (scale * risk).tolist()
+            else:  # it took nothing: no risk but the wild cards (the same numbers, without numpy)
+                feed = [scale * 0.0] * 52
+                for s in range(4):
+                    feed[s * 13 + wild - 1] = scale * 3.0
         return _Context(wild, weights, gamma, feed, self.out_bonus + self.out_per_card * size)
 
     def choose_discard(self, hand: list[int], legal: Sequence[int], ctx: _Context,
@@ -177,8 +196,9 @@ class ExpertAgent:
         """(card, score) of the best discard among ``legal``; ``final``: greedy, last turn."""
         wild = ctx.wild
         scored = []
+        left = self.discard_penalties(hand, wild)
         for c in sorted(set(legal)):
-            p = self.penalty(without(hand, c), wild)
+            p = left[c] if c in left else self.penalty(without(hand, c), wild)
             if p == 0:
                 return c, -1e9  # go out
             scored.append((discard_key(p, c, wild, self.aces_high), c))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 
@@ -63,8 +62,9 @@ def expert_scores(expert: ExpertAgent, observation: np.ndarray, action_mask: np.
         return sorted(scores, key=lambda x: x[1])
     legal = np.flatnonzero(action_mask[DISCARD_BASE:]).tolist()
     scored = []
+    left = expert.discard_penalties(hand, wild)
     for c in sorted(set(legal)):
-        p = expert.penalty(without(hand, c), wild)
+        p = left[c] if c in left else expert.penalty(without(hand, c), wild)
         if p == 0:
             return [(DISCARD_BASE + c, -1e9)]
         scored.append((discard_key(p, c, wild, expert.aces_high), c))
