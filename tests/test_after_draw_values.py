@@ -1,4 +1,5 @@
-"""``after_draw_values``: expert-v0's value of each draw, in one call, in both backends.
+"""``after_draw_values`` and ``draw_gain``: expert-v0's value of each draw and its expected
+gain of one draw, in one call each, in both backends.
 
 The definition it must meet exactly (what ``ExpertAgent.after_draw`` computed before, one
 ``best_melds`` call per card): for each drawn card ``u``, solve ``hand + [u]``; if the
@@ -6,7 +7,8 @@ arrangement leaves cards unmelded, its deadwood less the highest value among the
 costs its own rank's value, min(rank, 10)); else the least penalty after the best discard.
 The C backend gets there without laying out the arrangement (its search follows the same
 path, see ``meld_search.c``), so it is checked against the arrangement of each backend's own
-``solve`` on random hands of every kind the solver takes.
+``solve`` on random hands of every kind the solver takes. ``draw_gain`` must add the floats
+up exactly as expert-v0's Python loop did (``==``, not approximately).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import enum
 import numpy as np
 import pytest
 
-from tt_env.engine import after_draw_values, best_melds, melds, melds_py, solver_backend
+from tt_env.engine import after_draw_values, best_melds, draw_gain, melds, melds_py, solver_backend
 from tt_env.engine.cards import card_value, parse_cards
 
 try:
@@ -141,6 +143,7 @@ def test_after_draw_values_known(backend: str) -> None:
 def test_after_draw_values_is_the_backends_own_function() -> None:
     backend = _meldsolver if solver_backend() == "c" else melds_py
     assert after_draw_values is backend.after_draw_values is melds.after_draw_values
+    assert draw_gain is backend.draw_gain is melds.draw_gain
 
 
 def test_after_draw_values_follow_best_melds() -> None:
@@ -212,3 +215,105 @@ def test_integer_like_input_is_accepted_alike(backend: str) -> None:
         assert solver.after_draw_values(make(hand), make(cards), wild) == expected
         assert solver.after_draw_values(make(hand), cards=make(cards), wild_rank=wild, aces_high=0,
                                         meld_needs_natural=None) == expected
+
+
+# --------------------------------------------------------------------------- draw_gain
+def gain_by_loop(solver, hand, weights, wild, aces_high, natural, out_bonus, draws) -> tuple[int, float]:
+    """The expected gain as expert-v0's old Python loop added it up, card by card."""
+    base = solver.least_penalty(hand, wild, aces_high, natural)
+    if base == 0:
+        return 0, 0.0
+    cards = [u for u in range(52) if draws >> u & 1 and not weights[u] <= 0.0]
+    gain = 0.0
+    for u, a in zip(cards, solver.after_draw_values(hand, cards, wild, aces_high, natural)):
+        if a < base:
+            gain += weights[u] * (base - a + (out_bonus if a == 0 else 0.0))
+    return base, gain
+
+
+def same_result(got: tuple[int, float], expected: tuple[int, float]) -> bool:
+    """Equal penalties and bit-equal gains (a NaN weight makes the gain NaN in both)."""
+    return got[0] == expected[0] and (got[1] == expected[1] or (np.isnan(got[1]) and np.isnan(expected[1])))
+
+
+def random_weights(rng: np.random.Generator) -> list[float]:
+    """Chances like expert-v0's (unseen copies / all unseen), with zeros, and odd values too."""
+    counts = rng.integers(0, 3, size=52).astype(float)
+    weights = (counts / max(counts.sum(), 1.0)).tolist()
+    if rng.random() < 0.2:
+        weights[int(rng.integers(52))] = float(rng.choice([-0.5, 3, np.nan, 1e-300]))
+    return weights
+
+
+@pytest.mark.parametrize("backend", BACKEND_NAMES)
+def test_draw_gain_adds_up_as_the_python_loop(backend: str) -> None:
+    solver = _module(backend)
+    rng = np.random.default_rng(5)
+    for _ in range(600 if backend == "c" else 60):
+        hand, _, wild, aces_high, natural = random_case(rng)
+        hand = hand[:15]
+        weights = random_weights(rng)
+        out_bonus = float(rng.choice([0.0, 2.5, 37.5, -1.25]))
+        draws = int(rng.integers(0, 1 << 52)) if rng.random() < 0.7 else (1 << 52) - 1
+        got = solver.draw_gain(hand, weights, wild, aces_high, natural, out_bonus, draws)
+        expected = gain_by_loop(solver, hand, weights, wild, aces_high, natural, out_bonus, draws)
+        assert type(got[0]) is int and type(got[1]) is float
+        assert same_result(got, expected), (hand, wild, aces_high, natural, out_bonus, draws)
+
+
+def test_backends_agree_on_draw_gain() -> None:
+    if _meldsolver is None:
+        pytest.skip("the C accelerator _meldsolver is not built")
+    rng = np.random.default_rng(17)
+    for _ in range(150):
+        hand, _, wild, aces_high, natural = random_case(rng)
+        args = (hand[:14], random_weights(rng), wild, aces_high, natural, 2.5 * int(rng.integers(0, 15)))
+        assert same_result(_meldsolver.draw_gain(*args), melds_py.draw_gain(*args)), args
+
+
+@pytest.mark.parametrize("backend", BACKEND_NAMES)
+def test_draw_gain_known(backend: str) -> None:
+    solver = _module(backend)
+    uniform = [1 / 52] * 52
+    assert solver.draw_gain(parse_cards("5C 5D 5S"), uniform, 0) == (0, 0.0)  # already out
+    hand = parse_cards("5C 5D KH")
+    only_5s, only_2h = [0.0] * 52, [0.0] * 52
+    only_5s[parse_cards("5S")[0]] = only_2h[parse_cards("2H")[0]] = 0.5
+    # drawing 5S melds the set and KH goes: a = 0, so 20 points plus the bonus, half the time
+    assert solver.draw_gain(hand, only_5s, 0, out_bonus=10.0) == (20, 0.5 * (20 + 10.0))
+    # drawing 2H lets KH go: a = 12, 8 points better
+    assert solver.draw_gain(hand, only_2h, 0) == (20, 0.5 * 8)
+    assert solver.draw_gain(hand, only_2h, 0, draws=0) == (20, 0.0)
+    assert solver.draw_gain(hand, only_2h, 0, draws=1 << parse_cards("2H")[0]) == (20, 4.0)
+    assert solver.draw_gain(hand, tuple(only_2h), wild_rank=0, draws=np.int64((1 << 52) - 1)) == (20, 4.0)
+
+
+DRAWS_HINT = "use a mask of card ints, bit u set to weigh drawing card u (0 <= draws < 2**52)"
+BAD_GAIN_INPUTS = [
+    # (hand, weights, keyword arguments, error, message)
+    ([0, 1], [0.0] * 52, dict(wild_rank=14), ValueError, f"wild_rank=14 is not allowed: {WILD_HINT}"),
+    ([0] * 40, [0.0] * 52, {}, ValueError, "hand has 40 cards: draw_gain adds one, and the solver takes at most 40"),
+    ([0, 1], 5, {}, TypeError, "weights must be a sequence of 52 numbers (one per card int)"),
+    ([0, 1], [0.0] * 51, {}, ValueError, "weights has 51 entries: it takes one per card int, 52"),
+    ([0, 1], [0.0] * 51 + [True], {}, TypeError, "weights[51] = True is not a real number"),
+    ([0, 1], ["0.5"] + [0.0] * 51, {}, TypeError, "weights[0] = '0.5' is not a real number"),
+    ([0, 1], [0.0, None] + [0.0] * 50, {}, TypeError, "weights[1] = None is not a real number"),
+    ([0, 1], [0.0] * 52, dict(out_bonus="2"), TypeError, "out_bonus='2' is not a real number"),
+    ([0, 1], [0.0] * 52, dict(out_bonus=False), TypeError, "out_bonus=False is not a real number"),
+    ([0, 1], [0.0] * 52, dict(draws=1.0), TypeError, f"draws=1.0 is not an int: {DRAWS_HINT}"),
+    ([0, 1], [0.0] * 52, dict(draws=True), TypeError, f"draws=True is not an int: {DRAWS_HINT}"),
+    ([0, 1], [0.0] * 52, dict(draws=-1), ValueError, f"draws=-1 is not allowed: {DRAWS_HINT}"),
+    ([0, 1], [0.0] * 52, dict(draws=1 << 52), ValueError, f"draws={1 << 52} is not allowed: {DRAWS_HINT}"),
+    ([0, 1], [0.0] * 52, dict(draws=1 << 70), ValueError, f"draws={1 << 70} is not allowed: {DRAWS_HINT}"),
+    # in order: the weights before out_bonus and draws
+    ([0, 1], [None] * 52, dict(out_bonus="x", draws=-1), TypeError, "weights[0] = None is not a real number"),
+]
+
+
+@pytest.mark.parametrize("backend", BACKEND_NAMES)
+@pytest.mark.parametrize(("hand", "weights", "options", "error", "message"), BAD_GAIN_INPUTS)
+def test_draw_gain_bad_input_same_error_in_both_backends(backend, hand, weights, options, error, message) -> None:
+    options = dict(dict(wild_rank=5), **options)
+    with pytest.raises(error) as caught:
+        _module(backend).draw_gain(hand, weights, **options)
+    assert str(caught.value) == message

@@ -112,15 +112,15 @@ def test_expert_decides_and_scores_as_before(index: int) -> None:
 
 
 def test_the_comparison_catches_a_changed_score(monkeypatch) -> None:
-    """The check is not vacuous: a one-point change in one draw's value is caught."""
+    """The check is not vacuous: a gain off by one part in 10^12 is caught."""
     import tt_env.agents.expert as expert_module
 
-    real = expert_module.after_draw_values
+    real = expert_module.draw_gain
 
-    def off_by_one(hand, cards, *args):
-        values = real(hand, cards, *args)
-        return [v + (i == 0) for i, v in enumerate(values)]
+    def slightly_off(*args):
+        penalty, gain = real(*args)
+        return penalty, gain * (1 + 1e-12)
 
-    monkeypatch.setattr(expert_module, "after_draw_values", off_by_one)
+    monkeypatch.setattr(expert_module, "draw_gain", slightly_off)
     with pytest.raises(AssertionError):
         play_and_compare(VARIANTS[0], 60, seed=1)

@@ -26,14 +26,10 @@ import numpy as np
 
 from ..engine.cards import card_value, rank_of, suit_of
 from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
-from ..engine.melds import after_draw_values, discard_penalties, least_penalty
+from ..engine.melds import after_draw_values, discard_penalties, draw_gain, least_penalty
 from ..engine.rules import Rules
 from .greedy import discard_key, without
 from .observation_view import ObservationView, decode_observation
-
-
-_RANKS_OF_MASK = [tuple(r for r in range(13) if mask >> r & 1) for mask in range(1 << 13)]
-"""``_RANKS_OF_MASK[m]``: the rank indices (0..12) set in the 13-bit mask ``m``, ascending."""
 
 
 def neighbour_masks(aces_high: bool) -> list[int]:
@@ -126,37 +122,27 @@ class ExpertAgent:
         ``values`` is unused (kept for callers of the old signature: the solver knows the table)."""
         return after_draw_values(hand, [card], wild, self.aces_high, self.natural)[0]
 
-    def draw_candidates(self, hand: list[int], ctx: _Context) -> list[int]:
-        """The cards whose draw ``hand_value`` weighs, ascending: those that can share a meld with
-        a natural of ``hand`` (``neighbour_masks``) and the wild cards, if any copy is unseen."""
-        wild = ctx.wild
+    def draw_mask(self, hand: list[int], wild: int) -> int:
+        """Bit mask of the cards whose draw ``hand_value`` weighs: those that can share a meld
+        with a natural of ``hand`` (``neighbour_masks``), and the wild cards."""
         related = self._wild_masks[wild]
         neighbours = self._neighbours
         for c in hand:
             if c % 13 + 1 != wild:
                 related |= neighbours[c]
-        weights = ctx.weights
-        cards = []
-        for offset in (0, 13, 26, 39):  # suit by suit, so in card order
-            for r in _RANKS_OF_MASK[related >> offset & 0x1FFF]:
-                if weights[offset + r] > 0.0:
-                    cards.append(offset + r)
-        return cards
+        return related
 
     def hand_value(self, hand: list[int], ctx: _Context) -> tuple[float, int, float]:
-        """(V, penalty, expected one-draw gain) of a hand about to wait for its next draw."""
+        """(V, penalty, expected one-draw gain) of a hand about to wait for its next draw.
+
+        The gain is over the cards of ``draw_mask`` with an unseen copy: each draw's chance
+        times how much it lowers the penalty (``after_draw``), plus the bonus for going out;
+        ``draw_gain`` solves every draw in one solver call."""
         wild = ctx.wild
-        base = self.penalty(hand, wild)
+        base, gain = draw_gain(hand, ctx.weights, wild, self.aces_high, self.natural, ctx.out_bonus,
+                               self.draw_mask(hand, wild))
         if base == 0:
             return 0.0, 0, 0.0
-        cards = self.draw_candidates(hand, ctx)
-        # every draw's penalty after the best discard (ExpertAgent.after_draw), in one solver call
-        after = after_draw_values(hand, cards, wild, self.aces_high, self.natural)
-        weights, bonus = ctx.weights, ctx.out_bonus
-        gain = 0.0
-        for u, a in zip(cards, after):
-            if a < base:
-                gain += weights[u] * (base - a + (bonus if a == 0 else 0.0))
         return base - ctx.gamma * gain, base, gain
 
     # ------------------------------------------------------------------ decisions

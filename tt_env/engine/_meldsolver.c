@@ -26,6 +26,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <string.h>
 
 #include "meldsolver.h"
@@ -214,100 +215,120 @@ static PyObject *py_discard_penalties(PyObject *self, PyObject *const *args, Py_
     return out;
 }
 
-/* ExpertAgent.after_draw of the hand `full` (the held cards plus one drawn card, a hand of
-   the universe `c`): its least penalty less the highest unmelded value of solve()'s
-   arrangement (tt_search_outcome follows that arrangement's path, see meld_search.c); when
-   that arrangement melds every card, the exact least penalty after the best discard, from
-   the fast path where it is in scope, else from the universe's search. */
-static int after_draw_value(Ctx *c, Hand *full) {
-    int top;
-    int penalty = tt_search_outcome(c, full, &top);
-    if (top > 0) return penalty - top;
-    int held[52] = {0}, best = -1;
-    for (int card = 0; card < 52; card++) held[card] = full->counts[card] > 0;
-    for (int i = 0; i < full->num_wilds; i++) held[full->wild_cards[i]] = 1;
-    for (int card = 0; card < 52; card++) {
-        if (!held[card]) continue;
-        tt_hand_remove(full, card);   /* as in discard_penalties: the order of wild cards does not matter */
-        int v = tt_fast_penalty(full);
-        if (v < 0) v = tt_search_outcome(c, full, &top);
-        tt_hand_add(full, card);
-        if (best < 0 || v < best) best = v;
+static PyObject *build_list(const int *cards, int n);
+
+/* A real number (what float() takes, less bools and strings) into *out: 0; 1 where `o` is not
+   one (no exception set); -1 on another error (set: an int too large for a float). */
+static int parse_real(PyObject *o, double *out) {
+    if (PyBool_Check(o) || PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o)) return 1;
+    double v = PyFloat_AsDouble(o);
+    if (v == -1.0 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
+        PyErr_Clear();
+        return 1;
     }
-    return best;
+    *out = v;
+    return 0;
 }
 
 static const char *const AFTER_DRAW_NAMES[5] = {"hand", "cards", "wild_rank", "aces_high", "meld_needs_natural"};
 
-/* after_draw_values(hand, cards, wild_rank, aces_high=False, meld_needs_natural=False): for
-   each card of `cards`, after_draw_value of the hand plus that card. The checks: those of
-   the other entry points on (hand, wild_rank), a hand of at most 39 cards (the drawn card
-   makes 40), then `cards` a sequence of card ints.
+/* Both draw entry points add a card to the hand: it may hold at most 39. */
+static int check_room_for_a_draw(const Call *call, const char *fname) {
+    if (call->num_cards < MAX_CARDS) return 0;
+    PyErr_Format(PyExc_ValueError, "hand has %d cards: %s adds one, and the solver takes at most %d",
+                 MAX_CARDS, fname, MAX_CARDS);
+    return -1;
+}
 
-   The draws are solved in groups that share one search memo: a group's universe holds the
-   hand plus one more copy of each card drawn in it, as many draws as its states fit the
-   memo's 64-bit key (all of them in the game's hands; a single draw always fits). */
+/* after_draw_values(hand, cards, wild_rank, aces_high=False, meld_needs_natural=False): the
+   value of drawing each card of `cards` (tt_draw_values, meld_draws.c). The checks: those of
+   the other entry points on (hand, wild_rank), a hand of at most 39 cards, then `cards` a
+   sequence of card ints. */
 static PyObject *py_after_draw_values(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                       PyObject *kwnames) {
     PyObject *vals[5];
     Call call;
     if (collect_args("after_draw_values", AFTER_DRAW_NAMES, 5, 3, args, nargs, kwnames, vals) < 0) return NULL;
     if (parse_hand_call(vals[0], vals[2], vals[3], vals[4], &call) < 0) return NULL;
-    const Hand *hand = &call.hand;
-    if (call.num_cards == MAX_CARDS) {
-        PyErr_Format(PyExc_ValueError, "hand has %d cards: after_draw_values adds one, and the solver takes "
-                     "at most %d", MAX_CARDS, MAX_CARDS);
-        return NULL;
-    }
+    if (check_room_for_a_draw(&call, "after_draw_values") < 0) return NULL;
     PyObject *seq = PySequence_Fast(vals[1], "cards must be a sequence of card ints");
     if (!seq) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > INT_MAX / 2) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
     PyObject **items = PySequence_Fast_ITEMS(seq);
-    int *drawn = (int *)PyMem_Malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    int *drawn = (int *)PyMem_Malloc(2 * sizeof(int) * (size_t)(n > 0 ? n : 1));
     if (!drawn) { Py_DECREF(seq); return PyErr_NoMemory(); }
+    int *values = drawn + n;
     for (Py_ssize_t i = 0; i < n; i++) {
         if (parse_card(items[i], &drawn[i]) < 0) { Py_DECREF(seq); PyMem_Free(drawn); return NULL; }
     }
     Py_DECREF(seq);
-    PyObject *out = PyList_New(n);
-    if (!out) { PyMem_Free(drawn); return NULL; }
-
-    Ctx c;
-    int hand_bits = 0;
-    for (int card = 0; card < 52; card++) hand_bits += tt_radix_bits(hand->counts[card] + 1);
-    Py_ssize_t start = 0;
-    while (start < n) {
-        /* the group drawn[start:end]: grow its universe while its memo key fits (TT_KEY_BITS; the first draw always does) */
-        int counts[52], max_wilds = hand->num_wilds, bits = hand_bits;
-        memcpy(counts, hand->counts, sizeof(counts));
-        Py_ssize_t end = start;
-        while (end < n) {
-            int card = drawn[end];
-            if (card % 13 + 1 == hand->wild_rank) {
-                if (max_wilds == hand->num_wilds) {
-                    if (end > start && bits + 2 * tt_radix_bits(max_wilds + 2) > TT_KEY_BITS) break;
-                    max_wilds++;
-                }
-            } else if (counts[card] == hand->counts[card]) {
-                int more = tt_radix_bits(counts[card] + 2) - tt_radix_bits(counts[card] + 1);
-                if (end > start && bits + more + 2 * tt_radix_bits(max_wilds + 1) > TT_KEY_BITS) break;
-                counts[card]++;
-                bits += more;
-            }
-            end++;
-        }
-        tt_search_init_universe(&c, counts, max_wilds, hand);
-        for (Py_ssize_t i = start; i < end; i++) {
-            Hand full = *hand;
-            tt_hand_add(&full, drawn[i]);
-            PyObject *value = PyLong_FromLong(after_draw_value(&c, &full));
-            if (!value) { Py_DECREF(out); PyMem_Free(drawn); return NULL; }
-            PyList_SET_ITEM(out, i, value);
-        }
-        start = end;
-    }
+    tt_draw_values(&call.hand, drawn, (int)n, values);
+    PyObject *out = build_list(values, (int)n);
     PyMem_Free(drawn);
     return out;
+}
+
+static const char *const DRAW_GAIN_NAMES[7] = {"hand", "weights", "wild_rank", "aces_high", "meld_needs_natural",
+                                               "out_bonus", "draws"};
+#define ALL_DRAWS ((1ULL << 52) - 1)
+#define DRAWS_HINT "use a mask of card ints, bit u set to weigh drawing card u (0 <= draws < 2**52)"
+
+/* draw_gain(hand, weights, wild_rank, aces_high=False, meld_needs_natural=False, out_bonus=0.0,
+   draws=2**52 - 1) -> (least penalty, gain): tt_draw_gain (meld_draws.c). The checks: those
+   of after_draw_values on (hand, wild_rank), then weights a sequence of 52 real numbers,
+   out_bonus a real number, draws an int bit mask of card ints (0 <= draws < 2**52). */
+static PyObject *py_draw_gain(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *vals[7];
+    Call call;
+    if (collect_args("draw_gain", DRAW_GAIN_NAMES, 7, 3, args, nargs, kwnames, vals) < 0) return NULL;
+    if (parse_hand_call(vals[0], vals[2], vals[3], vals[4], &call) < 0) return NULL;
+    if (check_room_for_a_draw(&call, "draw_gain") < 0) return NULL;
+    double weights[52], out_bonus = 0.0;
+    PyObject *seq = PySequence_Fast(vals[1], "weights must be a sequence of 52 numbers (one per card int)");
+    if (!seq) return NULL;
+    if (PySequence_Fast_GET_SIZE(seq) != 52) {
+        PyErr_Format(PyExc_ValueError, "weights has %zd entries: it takes one per card int, 52",
+                     PySequence_Fast_GET_SIZE(seq));
+        Py_DECREF(seq);
+        return NULL;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (int u = 0; u < 52; u++) {
+        int status = parse_real(items[u], &weights[u]);
+        if (status > 0) PyErr_Format(PyExc_TypeError, "weights[%d] = %R is not a real number", u, items[u]);
+        if (status) { Py_DECREF(seq); return NULL; }
+    }
+    Py_DECREF(seq);
+    if (vals[5]) {
+        int status = parse_real(vals[5], &out_bonus);
+        if (status > 0) PyErr_Format(PyExc_TypeError, "out_bonus=%R is not a real number", vals[5]);
+        if (status) return NULL;
+    }
+    uint64_t draws = ALL_DRAWS;
+    if (vals[6]) {
+        PyObject *idx = as_index(vals[6]);
+        if (!idx) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_TypeError, "draws=%R is not an int: " DRAWS_HINT, vals[6]);
+            return NULL;
+        }
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
+        Py_DECREF(idx);
+        if (overflow || v < 0 || (unsigned long long)v > ALL_DRAWS) {
+            PyErr_Format(PyExc_ValueError, "draws=%R is not allowed: " DRAWS_HINT, vals[6]);
+            return NULL;
+        }
+        draws = (uint64_t)v;
+    }
+    int penalty;
+    double gain = tt_draw_gain(&call.hand, weights, draws, out_bonus, &penalty);
+    return Py_BuildValue("(id)", penalty, gain);
 }
 
 /* Test hooks: each path alone, so that tests can set one against the other. */
@@ -383,6 +404,12 @@ static PyMethodDef methods[] = {
      "For each card of cards: the least penalty of hand plus that card less the highest unmelded value\n"
      "of solve()'s arrangement (a wild costs min(its rank, 10)), or, when that arrangement melds\n"
      "every card, the least penalty after the best discard (what expert-v0 calls after_draw)."},
+    {"draw_gain", (PyCFunction)(void (*)(void))py_draw_gain, METH_FASTCALL | METH_KEYWORDS,
+     "draw_gain(hand, weights, wild_rank, aces_high=False, meld_needs_natural=False, out_bonus=0.0, "
+     "draws=2**52 - 1)\n--\n\n"
+     "(least penalty of hand, expected gain of one draw): the sum over the cards u of draws with\n"
+     "weights[u] > 0 whose after_draw value a is below the penalty of weights[u] * (penalty - a,\n"
+     "plus out_bonus when a == 0), in card order; (0, 0.0) when the penalty is already 0."},
     {"_fast_penalty", (PyCFunction)(void (*)(void))py_fast_penalty, METH_FASTCALL | METH_KEYWORDS,
      "_fast_penalty" SIGNATURE "Test hook: the fast path's least penalty, or None outside its scope."},
     {"_search_penalty", (PyCFunction)(void (*)(void))py_search_penalty, METH_FASTCALL | METH_KEYWORDS,

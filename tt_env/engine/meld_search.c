@@ -23,6 +23,7 @@
 typedef struct {
     uint64_t state;
     int w, room;
+    int first;         /* no type below it remains (children only lose cards) */
     int recon, target, found, best, best_top;
     Choice cur, chosen;
     uint64_t child_state;
@@ -81,7 +82,7 @@ static inline size_t memo_slot(uint64_t key) {
 #define PENALTY(outcome) ((outcome) & 0xFFFF)
 #define TOP(outcome) ((outcome) >> 16)
 
-static int solve_state(Ctx *c, uint64_t state, int w, int room);
+static int solve_state(Ctx *c, uint64_t state, int w, int room, int first);
 
 static int leaf_cost(const Ctx *c, int w, int room) {
     if (w == 0 || room >= w) return 0;
@@ -91,7 +92,7 @@ static int leaf_cost(const Ctx *c, int w, int room) {
 
 static void consider(Ctx *c, Level *L, int local, uint64_t child, int cw, int croom) {
     if (L->found) return;
-    int sub = solve_state(c, child, cw, croom);
+    int sub = solve_state(c, child, cw, croom, L->first);
     int v = local + PENALTY(sub);
     if (L->recon) {
         if (v == L->target) {
@@ -112,6 +113,7 @@ static inline int add_room(const Ctx *c, int room, int add) {
 /* Sets holding the first card t0: choose how many of each same-rank type join. */
 static void set_enum(Ctx *c, Level *L, int idx, int total, uint64_t dec) {
     int t0 = L->cur.types[0];
+    while (idx < c->n_same[t0] && c->rem[c->same_rank[t0][idx]] == 0) idx++;  /* none left to join */
     if (idx == c->n_same[t0]) {
         int need = total >= 3 ? 0 : 3 - total;
         if (need <= L->w) {
@@ -135,7 +137,9 @@ static void set_enum(Ctx *c, Level *L, int idx, int total, uint64_t dec) {
 }
 
 static void set_first(Ctx *c, Level *L, int t0) {
-    int k;
+    int k, avail = c->rem[t0];
+    for (k = 0; k < c->n_same[t0]; k++) avail += c->rem[c->same_rank[t0][k]];
+    if (avail + L->w < 3) return;  /* no set fits: nothing to consider */
     for (k = 1; k <= c->rem[t0] + 0 && !L->found; k++) {
         int i;
         for (i = 0; i < k; i++) L->cur.types[i] = t0;
@@ -197,8 +201,9 @@ static void run_down(Ctx *c, Level *L, int s, int low, int gaps, uint64_t dec) {
 }
 
 static void expand(Ctx *c, Level *L) {
-    int t0 = 0;
+    int t0 = L->first;
     while (c->rem[t0] == 0) t0++;
+    L->first = t0;
     /* deadwood */
     L->cur.kind = 0; L->cur.card = t0; L->cur.n = 0;
     c->rem[t0]--;
@@ -222,7 +227,7 @@ static void expand(Ctx *c, Level *L) {
 
 /* The outcome of a state. Room beyond the wilds left changes nothing (leaves compare room
    with wilds, and wilds only decrease while room only grows), so the key holds min(room, w). */
-static int solve_state(Ctx *c, uint64_t state, int w, int room) {
+static int solve_state(Ctx *c, uint64_t state, int w, int room, int first) {
     if (state == 0) {
         int cost = leaf_cost(c, w, room);
         return OUTCOME(cost, cost > 0 ? c->vw : 0);
@@ -231,7 +236,7 @@ static int solve_state(Ctx *c, uint64_t state, int w, int room) {
     size_t j = memo_slot(key);
     if (memo_stamp[j] == memo_gen) return memo_vals[j];
     Level L;
-    L.state = state; L.w = w; L.room = room;
+    L.state = state; L.w = w; L.room = room; L.first = first;
     L.recon = 0; L.target = 0; L.found = 0; L.best = 1 << 30; L.best_top = 0;
     expand(c, &L);
     int outcome = OUTCOME(L.best, L.best_top);
@@ -266,10 +271,14 @@ static void init_universe(Ctx *c, const int *counts, int max_wilds, int wild_ran
         c->type_at[c->suit[T]][c->rank[T]] = T;
         T++;
     }
+    /* same_rank[t]: the later types of t's rank (other suits), in type order */
+    int by_rank[14][4], n_rank[14] = {0};
+    for (int t = 0; t < T; t++) by_rank[c->rank[t]][n_rank[c->rank[t]]++] = t;
     for (int t = 0; t < T; t++) {
+        int r = c->rank[t], i = 0;
+        while (by_rank[r][i] != t) i++;
         c->n_same[t] = 0;
-        for (int u = t + 1; u < T; u++)
-            if (c->rank[u] == c->rank[t]) c->same_rank[t][c->n_same[t]++] = u;
+        for (i++; i < n_rank[r]; i++) c->same_rank[t][c->n_same[t]++] = by_rank[r][i];
     }
     c->T = T; c->W = max_wilds; c->dim = (uint64_t)max_wilds + 1;
     c->vw = wild_rank >= 1 && wild_rank <= 13 ? tt_card_value(wild_rank, 0) : 0;
@@ -295,7 +304,7 @@ int tt_search_outcome(Ctx *c, const Hand *h, int *top) {
         c->rem[t] = h->counts[c->card[t]];
         state += (uint64_t)c->rem[t] * c->stride[t];
     }
-    int outcome = solve_state(c, state, h->num_wilds, 0);
+    int outcome = solve_state(c, state, h->num_wilds, 0, 0);
     for (int t = 0; t < c->T; t++) c->rem[t] = c->cnt[t];
     *top = TOP(outcome);
     return PENALTY(outcome);
@@ -318,7 +327,7 @@ int tt_search_penalty(Ctx *c, int removed_card) {
         if (t >= 0) { state -= c->stride[t]; c->rem[t]--; }
         else w--;  /* a wild */
     }
-    int v = PENALTY(solve_state(c, state, w, 0));
+    int v = PENALTY(solve_state(c, state, w, 0, 0));
     for (int t = 0; t < c->T; t++) c->rem[t] = c->cnt[t];
     return v;
 }
@@ -328,7 +337,7 @@ int tt_search_arrange(Ctx *c, const Hand *h, Arrangement *out) {
     const int *wilds = h->wild_cards;
     uint64_t state = full_state(c);
     int w = c->W, room = 0;
-    int total = PENALTY(solve_state(c, state, w, room));
+    int total = PENALTY(solve_state(c, state, w, room, 0));
 
     int mkind[MAX_CARDS], mtop[MAX_CARDS], nmelds = 0;
     int (*melds)[MAX_CARDS + 2] = out->melds;
@@ -337,7 +346,7 @@ int tt_search_arrange(Ctx *c, const Hand *h, Arrangement *out) {
     int target = total;
     while (state != 0) {
         Level L;
-        L.state = state; L.w = w; L.room = room;
+        L.state = state; L.w = w; L.room = room; L.first = 0;
         L.recon = 1; L.target = target; L.found = 0; L.best = 0;
         expand(c, &L);
         if (!L.found) return -1;

@@ -11,8 +11,8 @@ the vocabulary). The environment variable ``TT_ENV_SOLVER``, read once at import
 - ``python``: Python, even where C is built.
 
 ``solver_backend()`` (and the constant ``SOLVER_BACKEND``) says which is in use.
-``least_penalty``, ``discard_penalties`` and ``after_draw_values`` are the backend's own
-functions, bound here with no Python wrapper in between: they are the hot path of the agents
+``least_penalty``, ``discard_penalties``, ``after_draw_values`` and ``draw_gain`` are the
+backend's own functions, bound here with no Python wrapper in between: they are the hot path of the agents
 and the solver features.
 """
 
@@ -69,6 +69,14 @@ after_draw_values = _backend.after_draw_values
 among its unmelded cards (a wild costs its own rank's value, min(rank, 10)), or, when that
 arrangement melds every card, the least penalty after the best discard of ``hand + [u]``]:
 what ``expert-v0`` values each possible draw by, in one call (its inner loop)."""
+
+draw_gain = _backend.draw_gain
+"""draw_gain(hand, weights, wild_rank, aces_high=False, meld_needs_natural=False, out_bonus=0.0,
+draws=2**52 - 1) -> (least penalty of ``hand``, expected gain of one draw): over the cards ``u``
+of the bit mask ``draws`` whose weight is not <= 0 and whose ``after_draw_values`` ``a`` is below
+the penalty, the sum of ``weights[u] * (penalty - a + (out_bonus if a == 0 else 0.0))``, added in
+card order (the floats are those of that Python loop); ``(0, 0.0)`` when the penalty is 0.
+``expert-v0``'s whole one-draw lookahead in one call."""
 
 
 def solver_backend() -> str:

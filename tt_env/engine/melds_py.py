@@ -1,7 +1,7 @@
 """Pure-Python exact meld solver: the fallback when the C accelerator is not built.
 
 ``tt_env.engine.melds`` uses it when the extension ``_meldsolver`` is missing, or always with
-``TT_ENV_SOLVER=python``. The two backends have the same four entry points, give the same
+``TT_ENV_SOLVER=python``. The two backends have the same five entry points, give the same
 answers (``solve`` the same arrangement, card for card) and raise the same errors (same
 types, same messages) for bad input:
 
@@ -10,12 +10,15 @@ types, same messages) for bad input:
   one pair per distinct card of the hand, sorted by card
 - ``solve(...) -> (deadwood, melds as lists of card ints, unmelded card ints)``
 - ``after_draw_values(hand, cards, wild_rank, aces_high=False, meld_needs_natural=False)
-  -> [int]``: ``expert-v0``'s value of each draw (see the function)
+  -> [int]``: ``expert-v0``'s value of each draw, and ``draw_gain(hand, weights, wild_rank,
+  aces_high=False, meld_needs_natural=False, out_bonus=0.0, draws=2**52 - 1) -> (penalty,
+  gain)``: its expected gain of one draw (see the functions)
 
 Input (checked in this order): ``wild_rank`` an int, not a bool, in 0..13 (0: no wilds);
 ``hand`` an iterable of at most ``MAX_CARDS`` (40) cards, each an int, not a bool, in 0..51;
-for ``after_draw_values``, at most 39 (the drawn card makes 40), then ``cards`` an iterable
-of card ints (any number).
+for ``after_draw_values`` and ``draw_gain``, at most 39 (the drawn card makes 40), then
+``cards`` an iterable of card ints (any number), or ``weights`` 52 real numbers, ``out_bonus``
+a real number and ``draws`` an int in 0..2**52 - 1.
 
 Terminology (used throughout the engine):
 
@@ -211,11 +214,69 @@ def after_draw_values(hand: Iterable[int], cards: Iterable[int], wild_rank: int,
     discard. ``expert-v0`` values a draw by it (an upper bound of the penalty after drawing
     ``u`` and discarding best, exact when fully melded)."""
     held, wild = check_input(hand, wild_rank)
-    if len(held) == MAX_CARDS:
-        raise ValueError(f"hand has {MAX_CARDS} cards: after_draw_values adds one, and the solver takes "
-                         f"at most {MAX_CARDS}")
+    _check_room_for_a_draw(held, "after_draw_values")
     drawn = check_cards(cards, "cards")
+    return _after_draw_values(held, drawn, wild, bool(aces_high), bool(meld_needs_natural))
+
+
+ALL_DRAWS = (1 << 52) - 1
+_DRAWS_HINT = "use a mask of card ints, bit u set to weigh drawing card u (0 <= draws < 2**52)"
+
+
+def draw_gain(hand: Iterable[int], weights: Iterable[float], wild_rank: int, aces_high: bool = False,
+              meld_needs_natural: bool = False, out_bonus: float = 0.0, draws: int = ALL_DRAWS) -> tuple[int, float]:
+    """(least penalty of ``hand``, expected gain of one draw): the sum, over the cards ``u`` of
+    the bit mask ``draws`` with ``weights[u]`` not <= 0, of ``weights[u] * (penalty - a + (out_bonus
+    if a == 0 else 0))`` where ``a``, the ``after_draw_values`` of ``u``, is below the penalty;
+    added up in card order; ``(0, 0.0)`` when the penalty is 0. ``expert-v0``'s lookahead."""
+    held, wild = check_input(hand, wild_rank)
+    _check_room_for_a_draw(held, "draw_gain")
+    if type(weights) is list or type(weights) is tuple:
+        chances = weights
+    else:
+        try:
+            chances = list(weights)
+        except TypeError:
+            raise TypeError("weights must be a sequence of 52 numbers (one per card int)") from None
+    if len(chances) != 52:
+        raise ValueError(f"weights has {len(chances)} entries: it takes one per card int, 52")
+    chances = [_real(w, f"weights[{u}] = {w!r}") for u, w in enumerate(chances)]
+    bonus = _real(out_bonus, f"out_bonus={out_bonus!r}")
+    mask = _as_int(draws)
+    if mask is None:
+        raise TypeError(f"draws={draws!r} is not an int: {_DRAWS_HINT}")
+    if not 0 <= mask <= ALL_DRAWS:
+        raise ValueError(f"draws={draws!r} is not allowed: {_DRAWS_HINT}")
     aces_high, meld_needs_natural = bool(aces_high), bool(meld_needs_natural)
+    search = _Search(held, wild, aces_high, meld_needs_natural)
+    penalty = search.best(search.start, search.num_wilds, 0)
+    if penalty == 0:
+        return 0, 0.0
+    drawn = [u for u in range(52) if mask >> u & 1 and not chances[u] <= 0.0]
+    gain = 0.0
+    for u, a in zip(drawn, _after_draw_values(held, drawn, wild, aces_high, meld_needs_natural)):
+        if a < penalty:
+            gain += chances[u] * (penalty - a + (bonus if a == 0 else 0.0))
+    return penalty, gain
+
+
+def _check_room_for_a_draw(held: list[int], entry: str) -> None:
+    if len(held) == MAX_CARDS:
+        raise ValueError(f"hand has {MAX_CARDS} cards: {entry} adds one, and the solver takes at most {MAX_CARDS}")
+
+
+def _real(value: object, what: str) -> float:
+    """``value`` as a float (what ``float()`` takes, less bools and strings), else a TypeError."""
+    if not isinstance(value, (bool, str, bytes, bytearray)):
+        try:
+            return float(value)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+    raise TypeError(f"{what} is not a real number")
+
+
+def _after_draw_values(held: list[int], drawn: list[int], wild: int, aces_high: bool,
+                       meld_needs_natural: bool) -> list[int]:
     values = [min(c % 13 + 1, 10) if c % 13 + 1 == wild else card_value(c % 13 + 1, aces_high=aces_high)
               for c in range(52)]
     out = []

@@ -4,6 +4,7 @@
  * _meldsolver.c   Python glue: argument parsing and input checks, the four entry points.
  * meld_fast.c     the fast exact path for least penalties (per-suit tables plus sets).
  * meld_search.c   the general exact search (any hand), and the arrangement of best_melds.
+ * meld_draws.c    the value of each possible draw (after_draw_values, draw_gain).
  *
  * Vocabulary as in melds_py.py: a natural is a card not of the wild rank; a card int is
  * suit * 13 + rank - 1.
@@ -97,5 +98,10 @@ int tt_search_arrange(Ctx *c, const Hand *h, Arrangement *out);  /* 0, or -1: in
    gives the wild rank and options. */
 void tt_search_init_universe(Ctx *c, const int *counts, int max_wilds, const Hand *rules);
 int tt_search_outcome(Ctx *c, const Hand *h, int *top);
+
+/* draws (meld_draws.c): out[i] = the value of drawing drawn[i] into `hand` (at most 39 cards);
+   tt_draw_gain: the expected gain of one draw (draw_gain), and in *penalty the hand's own. */
+void tt_draw_values(const Hand *hand, const int *drawn, int n, int *out);
+double tt_draw_gain(const Hand *hand, const double *weights, uint64_t draws, double out_bonus, int *penalty);
 
 #endif
