@@ -1,5 +1,5 @@
-"""``after_draw_values`` and ``draw_gain``: expert-v0's value of each draw and its expected
-gain of one draw, in one call each, in both backends.
+"""``after_draw_values`` and ``draw_gains``: expert-v0's value of each draw and its expected
+gain of one draw (for several hands), in one call each, in both backends.
 
 The definition it must meet exactly (what ``ExpertAgent.after_draw`` computed before, one
 ``best_melds`` call per card): for each drawn card ``u``, solve ``hand + [u]``; if the
@@ -7,7 +7,7 @@ arrangement leaves cards unmelded, its deadwood less the highest value among the
 costs its own rank's value, min(rank, 10)); else the least penalty after the best discard.
 The C backend gets there without laying out the arrangement (its search follows the same
 path, see ``meld_search.c``), so it is checked against the arrangement of each backend's own
-``solve`` on random hands of every kind the solver takes. ``draw_gain`` must add the floats
+``solve`` on random hands of every kind the solver takes. ``draw_gains`` must add the floats
 up exactly as expert-v0's Python loop did (``==``, not approximately).
 """
 
@@ -18,7 +18,7 @@ import enum
 import numpy as np
 import pytest
 
-from tt_env.engine import after_draw_values, best_melds, draw_gain, melds, melds_py, solver_backend
+from tt_env.engine import after_draw_values, best_melds, draw_gains, melds, melds_py, solver_backend
 from tt_env.engine.cards import card_value, parse_cards
 
 try:
@@ -105,6 +105,24 @@ def test_after_draw_values_on_every_wild_rank_and_game_hand_size(backend: str) -
                     by_arrangement(solver, hand, cards, wild, aces_high, natural), (hand, wild, aces_high)
 
 
+def test_draws_split_into_groups_when_the_memo_key_is_full() -> None:
+    """A big hand and every draw: the universe outgrows the 64-bit key (32 held naturals take 2
+    bits each once drawn again, the 20 others 1 bit: 84 > 63), so the C backend solves the
+    draws in several groups; each must still give the card-by-card answer."""
+    if _meldsolver is None:
+        pytest.skip("the C accelerator _meldsolver is not built")
+    rng = np.random.default_rng(3)
+    for decks, size, wild in ((1, 32, 0), (2, 28, 0), (1, 26, 7), (3, 24, 13)):
+        hand = (rng.permutation(52 * decks)[:size] % 52).tolist()
+        cards = list(range(52)) + list(range(51, -1, -3))
+        got = _meldsolver.after_draw_values(hand, cards, wild)
+        assert got == [_meldsolver.after_draw_values(hand, [u], wild)[0] for u in cards]
+        assert got == by_arrangement(_meldsolver, hand, cards, wild, False, False)
+        hands = [hand, hand[:20], hand[5:]]
+        gains = _meldsolver.draw_gains(hands, [1 / 52] * 52, wild)
+        assert gains == [_meldsolver.draw_gains([h], [1 / 52] * 52, wild)[0] for h in hands]
+
+
 def test_backends_agree_on_after_draw_values() -> None:
     if _meldsolver is None:
         pytest.skip("the C accelerator _meldsolver is not built")
@@ -143,7 +161,7 @@ def test_after_draw_values_known(backend: str) -> None:
 def test_after_draw_values_is_the_backends_own_function() -> None:
     backend = _meldsolver if solver_backend() == "c" else melds_py
     assert after_draw_values is backend.after_draw_values is melds.after_draw_values
-    assert draw_gain is backend.draw_gain is melds.draw_gain
+    assert draw_gains is backend.draw_gains is melds.draw_gains
 
 
 def test_after_draw_values_follow_best_melds() -> None:
@@ -217,7 +235,7 @@ def test_integer_like_input_is_accepted_alike(backend: str) -> None:
                                         meld_needs_natural=None) == expected
 
 
-# --------------------------------------------------------------------------- draw_gain
+# --------------------------------------------------------------------------- draw_gains
 def gain_by_loop(solver, hand, weights, wild, aces_high, natural, out_bonus, draws) -> tuple[int, float]:
     """The expected gain as expert-v0's old Python loop added it up, card by card."""
     base = solver.least_penalty(hand, wild, aces_high, natural)
@@ -231,9 +249,11 @@ def gain_by_loop(solver, hand, weights, wild, aces_high, natural, out_bonus, dra
     return base, gain
 
 
-def same_result(got: tuple[int, float], expected: tuple[int, float]) -> bool:
+def same_results(got: list[tuple[int, float]], expected: list[tuple[int, float]]) -> bool:
     """Equal penalties and bit-equal gains (a NaN weight makes the gain NaN in both)."""
-    return got[0] == expected[0] and (got[1] == expected[1] or (np.isnan(got[1]) and np.isnan(expected[1])))
+    return len(got) == len(expected) and all(
+        g[0] == e[0] and type(g[0]) is int and type(g[1]) is float
+        and (g[1] == e[1] or (np.isnan(g[1]) and np.isnan(e[1]))) for g, e in zip(got, expected))
 
 
 def random_weights(rng: np.random.Generator) -> list[float]:
@@ -245,75 +265,99 @@ def random_weights(rng: np.random.Generator) -> list[float]:
     return weights
 
 
+def random_hands(rng: np.random.Generator, wild: int) -> list[list[int]]:
+    """1..6 hands: a hand and what discarding some of its cards leaves (as expert-v0 asks), or
+    unrelated hands (1..4 decks), so that universes merge and, with many cards, split."""
+    hand = random_case(rng)[0][:15]
+    if rng.random() < 0.6 and hand:
+        return [hand] + [[c for j, c in enumerate(hand) if j != i] for i in rng.integers(0, len(hand), size=4)]
+    return [random_case(rng)[0][:int(rng.integers(0, 20))] for _ in range(int(rng.integers(1, 4)))]
+
+
 @pytest.mark.parametrize("backend", BACKEND_NAMES)
-def test_draw_gain_adds_up_as_the_python_loop(backend: str) -> None:
+def test_draw_gains_add_up_as_the_python_loop(backend: str) -> None:
     solver = _module(backend)
     rng = np.random.default_rng(5)
-    for _ in range(600 if backend == "c" else 60):
-        hand, _, wild, aces_high, natural = random_case(rng)
-        hand = hand[:15]
+    for _ in range(400 if backend == "c" else 25):
+        wild, aces_high, natural = int(rng.integers(0, 14)), bool(rng.integers(2)), bool(rng.integers(2))
+        hands = random_hands(rng, wild)
         weights = random_weights(rng)
         out_bonus = float(rng.choice([0.0, 2.5, 37.5, -1.25]))
-        draws = int(rng.integers(0, 1 << 52)) if rng.random() < 0.7 else (1 << 52) - 1
-        got = solver.draw_gain(hand, weights, wild, aces_high, natural, out_bonus, draws)
-        expected = gain_by_loop(solver, hand, weights, wild, aces_high, natural, out_bonus, draws)
-        assert type(got[0]) is int and type(got[1]) is float
-        assert same_result(got, expected), (hand, wild, aces_high, natural, out_bonus, draws)
+        draws = [int(rng.integers(0, 1 << 52)) if rng.random() < 0.7 else (1 << 52) - 1 for _ in hands]
+        got = solver.draw_gains(hands, weights, wild, aces_high, natural, out_bonus, draws)
+        expected = [gain_by_loop(solver, h, weights, wild, aces_high, natural, out_bonus, d)
+                    for h, d in zip(hands, draws)]
+        assert same_results(got, expected), (hands, wild, aces_high, natural, out_bonus, draws)
+        if backend == "c":  # one hand at a time: the same numbers as in the batch
+            assert same_results([solver.draw_gains([h], weights, wild, aces_high, natural, out_bonus, [d])[0]
+                                 for h, d in zip(hands, draws)], expected)
 
 
-def test_backends_agree_on_draw_gain() -> None:
+def test_backends_agree_on_draw_gains() -> None:
     if _meldsolver is None:
         pytest.skip("the C accelerator _meldsolver is not built")
     rng = np.random.default_rng(17)
-    for _ in range(150):
-        hand, _, wild, aces_high, natural = random_case(rng)
-        args = (hand[:14], random_weights(rng), wild, aces_high, natural, 2.5 * int(rng.integers(0, 15)))
-        assert same_result(_meldsolver.draw_gain(*args), melds_py.draw_gain(*args)), args
+    for _ in range(60):
+        wild = int(rng.integers(0, 14))
+        args = (random_hands(rng, wild), random_weights(rng), wild, bool(rng.integers(2)), bool(rng.integers(2)),
+                2.5 * int(rng.integers(0, 15)))
+        assert same_results(_meldsolver.draw_gains(*args), melds_py.draw_gains(*args)), args
 
 
 @pytest.mark.parametrize("backend", BACKEND_NAMES)
-def test_draw_gain_known(backend: str) -> None:
+def test_draw_gains_known(backend: str) -> None:
     solver = _module(backend)
     uniform = [1 / 52] * 52
-    assert solver.draw_gain(parse_cards("5C 5D 5S"), uniform, 0) == (0, 0.0)  # already out
+    assert solver.draw_gains([parse_cards("5C 5D 5S")], uniform, 0) == [(0, 0.0)]  # already out
+    assert solver.draw_gains([], uniform, 0) == []
     hand = parse_cards("5C 5D KH")
     only_5s, only_2h = [0.0] * 52, [0.0] * 52
     only_5s[parse_cards("5S")[0]] = only_2h[parse_cards("2H")[0]] = 0.5
     # drawing 5S melds the set and KH goes: a = 0, so 20 points plus the bonus, half the time
-    assert solver.draw_gain(hand, only_5s, 0, out_bonus=10.0) == (20, 0.5 * (20 + 10.0))
-    # drawing 2H lets KH go: a = 12, 8 points better
-    assert solver.draw_gain(hand, only_2h, 0) == (20, 0.5 * 8)
-    assert solver.draw_gain(hand, only_2h, 0, draws=0) == (20, 0.0)
-    assert solver.draw_gain(hand, only_2h, 0, draws=1 << parse_cards("2H")[0]) == (20, 4.0)
-    assert solver.draw_gain(hand, tuple(only_2h), wild_rank=0, draws=np.int64((1 << 52) - 1)) == (20, 4.0)
+    assert solver.draw_gains([hand], only_5s, 0, out_bonus=10.0) == [(20, 0.5 * (20 + 10.0))]
+    # drawing 2H lets KH go: a = 12, 8 points better; 5C 5D (10) + 2H: a = 12 - 5 = 7, 3 better
+    assert solver.draw_gains([hand, hand[:2]], only_2h, 0) == [(20, 0.5 * 8), (10, 0.5 * 3)]
+    two_h = 1 << parse_cards("2H")[0]
+    assert solver.draw_gains([hand, hand], only_2h, 0, draws=[0, two_h]) == [(20, 0.0), (20, 4.0)]
+    assert solver.draw_gains((tuple(hand),), tuple(only_2h), wild_rank=0, draws=[np.int64(two_h)]) == [(20, 4.0)]
+    assert solver.draw_gains(iter([hand]), only_2h, 0, draws=None) == [(20, 4.0)]
 
 
 DRAWS_HINT = "use a mask of card ints, bit u set to weigh drawing card u (0 <= draws < 2**52)"
-BAD_GAIN_INPUTS = [
-    # (hand, weights, keyword arguments, error, message)
-    ([0, 1], [0.0] * 52, dict(wild_rank=14), ValueError, f"wild_rank=14 is not allowed: {WILD_HINT}"),
-    ([0] * 40, [0.0] * 52, {}, ValueError, "hand has 40 cards: draw_gain adds one, and the solver takes at most 40"),
-    ([0, 1], 5, {}, TypeError, "weights must be a sequence of 52 numbers (one per card int)"),
-    ([0, 1], [0.0] * 51, {}, ValueError, "weights has 51 entries: it takes one per card int, 52"),
-    ([0, 1], [0.0] * 51 + [True], {}, TypeError, "weights[51] = True is not a real number"),
-    ([0, 1], ["0.5"] + [0.0] * 51, {}, TypeError, "weights[0] = '0.5' is not a real number"),
-    ([0, 1], [0.0, None] + [0.0] * 50, {}, TypeError, "weights[1] = None is not a real number"),
-    ([0, 1], [0.0] * 52, dict(out_bonus="2"), TypeError, "out_bonus='2' is not a real number"),
-    ([0, 1], [0.0] * 52, dict(out_bonus=False), TypeError, "out_bonus=False is not a real number"),
-    ([0, 1], [0.0] * 52, dict(draws=1.0), TypeError, f"draws=1.0 is not an int: {DRAWS_HINT}"),
-    ([0, 1], [0.0] * 52, dict(draws=True), TypeError, f"draws=True is not an int: {DRAWS_HINT}"),
-    ([0, 1], [0.0] * 52, dict(draws=-1), ValueError, f"draws=-1 is not allowed: {DRAWS_HINT}"),
-    ([0, 1], [0.0] * 52, dict(draws=1 << 52), ValueError, f"draws={1 << 52} is not allowed: {DRAWS_HINT}"),
-    ([0, 1], [0.0] * 52, dict(draws=1 << 70), ValueError, f"draws={1 << 70} is not allowed: {DRAWS_HINT}"),
-    # in order: the weights before out_bonus and draws
-    ([0, 1], [None] * 52, dict(out_bonus="x", draws=-1), TypeError, "weights[0] = None is not a real number"),
+BAD_GAINS_INPUTS = [
+    # (hands, weights, keyword arguments, error, message)
+    ([[0, 1]], [0.0] * 52, dict(wild_rank=14), ValueError, f"wild_rank=14 is not allowed: {WILD_HINT}"),
+    (5, [0.0] * 52, {}, TypeError, "hands must be a sequence of hands (each a sequence of card ints)"),
+    ([[0], 5], [0.0] * 52, {}, TypeError, "hands[1]: hand must be a sequence of card ints"),
+    ([[0], [0, True]], [0.0] * 52, {}, TypeError, "hands[1]: card True is a bool, not a card int: cards are ints 0..51"),
+    ([[52]], [0.0] * 52, {}, ValueError, "hands[0]: 52 is not a card int: allowed 0..51"),
+    ([[0] * 41], [0.0] * 52, {}, ValueError, "hands[0]: hand has 41 cards: the solver takes at most 40"),
+    ([[], [0] * 40], [0.0] * 52, {}, ValueError,
+     "hands[1]: hand has 40 cards: draw_gains adds one, and the solver takes at most 40"),
+    ([[0, 1]], 5, {}, TypeError, "weights must be a sequence of 52 numbers (one per card int)"),
+    ([[0, 1]], [0.0] * 51, {}, ValueError, "weights has 51 entries: it takes one per card int, 52"),
+    ([[0, 1]], [0.0] * 51 + [True], {}, TypeError, "weights[51] = True is not a real number"),
+    ([[0, 1]], ["0.5"] + [0.0] * 51, {}, TypeError, "weights[0] = '0.5' is not a real number"),
+    ([[0, 1]], [0.0, None] + [0.0] * 50, {}, TypeError, "weights[1] = None is not a real number"),
+    ([[0, 1]], [0.0] * 52, dict(out_bonus="2"), TypeError, "out_bonus='2' is not a real number"),
+    ([[0, 1]], [0.0] * 52, dict(out_bonus=False), TypeError, "out_bonus=False is not a real number"),
+    ([[0, 1]], [0.0] * 52, dict(draws=5), TypeError, "draws must be None or a sequence of masks, one per hand"),
+    ([[0, 1]], [0.0] * 52, dict(draws=[1, 2]), ValueError, "draws has 2 masks: it takes one per hand, 1"),
+    ([[0, 1]], [0.0] * 52, dict(draws=[1.0]), TypeError, f"draws[0]=1.0 is not an int: {DRAWS_HINT}"),
+    ([[0], [1]], [0.0] * 52, dict(draws=[1, True]), TypeError, f"draws[1]=True is not an int: {DRAWS_HINT}"),
+    ([[0, 1]], [0.0] * 52, dict(draws=[-1]), ValueError, f"draws[0]=-1 is not allowed: {DRAWS_HINT}"),
+    ([[0, 1]], [0.0] * 52, dict(draws=[1 << 52]), ValueError, f"draws[0]={1 << 52} is not allowed: {DRAWS_HINT}"),
+    ([[0, 1]], [0.0] * 52, dict(draws=[1 << 70]), ValueError, f"draws[0]={1 << 70} is not allowed: {DRAWS_HINT}"),
+    # in order: the hands, then the weights, then out_bonus and draws
+    ([[52]], [None] * 52, dict(out_bonus="x"), ValueError, "hands[0]: 52 is not a card int: allowed 0..51"),
+    ([[0, 1]], [None] * 52, dict(out_bonus="x", draws=[-1]), TypeError, "weights[0] = None is not a real number"),
 ]
 
 
 @pytest.mark.parametrize("backend", BACKEND_NAMES)
-@pytest.mark.parametrize(("hand", "weights", "options", "error", "message"), BAD_GAIN_INPUTS)
-def test_draw_gain_bad_input_same_error_in_both_backends(backend, hand, weights, options, error, message) -> None:
+@pytest.mark.parametrize(("hands", "weights", "options", "error", "message"), BAD_GAINS_INPUTS)
+def test_draw_gains_bad_input_same_error_in_both_backends(backend, hands, weights, options, error, message) -> None:
     options = dict(dict(wild_rank=5), **options)
     with pytest.raises(error) as caught:
-        _module(backend).draw_gain(hand, weights, **options)
+        _module(backend).draw_gains(hands, weights, **options)
     assert str(caught.value) == message

@@ -63,7 +63,7 @@ def check_position(new: ExpertAgent, old: ReferenceExpertAgent, obs: np.ndarray,
             assert type(a) is type(b) and a == b, field
     ctx, old_ctx = new.context(view), old.context(old_view)
     _same_context(ctx, old_ctx)
-    hand, wild = view.hand, view.wild_rank
+    hand = view.hand
     final = view.went_out is not None
     assert new.hand_value(hand, ctx) == old.hand_value(hand, old_ctx)
     if mask[DRAW_STOCK] and mask[TAKE_DISCARD]:
@@ -115,12 +115,11 @@ def test_the_comparison_catches_a_changed_score(monkeypatch) -> None:
     """The check is not vacuous: a gain off by one part in 10^12 is caught."""
     import tt_env.agents.expert as expert_module
 
-    real = expert_module.draw_gain
+    real = expert_module.draw_gains
 
     def slightly_off(*args):
-        penalty, gain = real(*args)
-        return penalty, gain * (1 + 1e-12)
+        return [(penalty, gain * (1 + 1e-12)) for penalty, gain in real(*args)]
 
-    monkeypatch.setattr(expert_module, "draw_gain", slightly_off)
+    monkeypatch.setattr(expert_module, "draw_gains", slightly_off)
     with pytest.raises(AssertionError):
         play_and_compare(VARIANTS[0], 60, seed=1)

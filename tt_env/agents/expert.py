@@ -26,7 +26,7 @@ import numpy as np
 
 from ..engine.cards import card_value, rank_of, suit_of
 from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
-from ..engine.melds import after_draw_values, discard_penalties, draw_gain, least_penalty
+from ..engine.melds import after_draw_values, discard_penalties, draw_gains, least_penalty
 from ..engine.rules import Rules
 from .greedy import discard_key, without
 from .observation_view import ObservationView, decode_observation
@@ -136,14 +136,17 @@ class ExpertAgent:
         """(V, penalty, expected one-draw gain) of a hand about to wait for its next draw.
 
         The gain is over the cards of ``draw_mask`` with an unseen copy: each draw's chance
-        times how much it lowers the penalty (``after_draw``), plus the bonus for going out;
-        ``draw_gain`` solves every draw in one solver call."""
+        times how much it lowers the penalty (``after_draw``), plus the bonus for going out."""
+        return self.hand_values([hand], ctx)[0]
+
+    def hand_values(self, hands: list[list[int]], ctx: _Context) -> list[tuple[float, int, float]]:
+        """``hand_value`` of each hand, in one solver call (``draw_gains``: the draws of all the
+        hands share one search, as the hands that the candidate discards leave share most cards)."""
         wild = ctx.wild
-        base, gain = draw_gain(hand, ctx.weights, wild, self.aces_high, self.natural, ctx.out_bonus,
-                               self.draw_mask(hand, wild))
-        if base == 0:
-            return 0.0, 0, 0.0
-        return base - ctx.gamma * gain, base, gain
+        results = draw_gains(hands, ctx.weights, wild, self.aces_high, self.natural, ctx.out_bonus,
+                             [self.draw_mask(hand, wild) for hand in hands])
+        gamma = ctx.gamma
+        return [(0.0, 0, 0.0) if base == 0 else (base - gamma * gain, base, gain) for base, gain in results]
 
     # ------------------------------------------------------------------ decisions
     def context(self, view: ObservationView) -> _Context:
@@ -194,8 +197,9 @@ class ExpertAgent:
         best_p = scored[0][0][0]
         pool = [c for key, c in scored if key[0] <= best_p + self.margin][:self.candidates]
         best_card, best_score = pool[0], float("inf")
-        for c in pool:
-            v, _, _ = self.hand_value(without(hand, c), ctx)
+        # the candidates' hand values in one solver call (the hands share all but one card)
+        values = self.hand_values([without(hand, c) for c in pool], ctx)
+        for c, (v, _, _) in zip(pool, values):
             score = v + ctx.feed[c]
             if score < best_score - 1e-9:
                 best_card, best_score = c, score

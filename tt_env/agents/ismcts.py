@@ -72,8 +72,8 @@ def expert_scores(expert: ExpertAgent, observation: np.ndarray, action_mask: np.
     best_p = scored[0][0][0]
     pool = [c for key, c in scored if key[0] <= best_p + expert.margin][:expert.candidates]
     out = []
-    for c in pool:
-        v, _, _ = expert.hand_value(without(hand, c), ctx)
+    values = expert.hand_values([without(hand, c) for c in pool], ctx)
+    for c, (v, _, _) in zip(pool, values):
         out.append((DISCARD_BASE + c, v + ctx.feed[c]))
     out.sort(key=lambda x: x[1])
     return out

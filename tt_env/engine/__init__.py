@@ -5,10 +5,10 @@ no RL imports.
 """
 
 from .cards import card_str, cards_str, parse_cards
-from .melds import (MeldResult, after_draw_values, best_melds, discard_penalties, draw_gain, least_penalty,
+from .melds import (MeldResult, after_draw_values, best_melds, discard_penalties, draw_gains, least_penalty,
                     solver_backend)
 from .rules import Rules
 
-__all__ = ["MeldResult", "Rules", "after_draw_values", "best_melds", "card_str", "cards_str", "discard_penalties", "draw_gain",
+__all__ = ["MeldResult", "Rules", "after_draw_values", "best_melds", "card_str", "cards_str", "discard_penalties", "draw_gains",
            "least_penalty",
            "parse_cards", "solver_backend"]

@@ -1,7 +1,7 @@
 /*
  * Exact least-penalty meld solver for Three Thirteen, as a CPython extension: the glue.
  *
- * Entry points (the pure-Python twin tt_env/engine/melds_py.py has the same four, with the
+ * Entry points (the pure-Python twin tt_env/engine/melds_py.py has the same five, with the
  * same answers and the same input errors):
  *
  *   least_penalty(hand, wild_rank, aces_high=False, meld_needs_natural=False) -> int
@@ -10,7 +10,12 @@
  *   solve(hand, wild_rank, aces_high=False, meld_needs_natural=False)
  *       -> (deadwood, melds as lists of card ints, unmelded card ints)
  *   after_draw_values(hand, cards, wild_rank, aces_high=False, meld_needs_natural=False)
- *       -> [expert-v0's value of drawing each card of cards] (see py_after_draw_values)
+ *       -> [expert-v0's value of drawing each card of cards]
+ *   draw_gains(hands, weights, wild_rank, aces_high=False, meld_needs_natural=False,
+ *              out_bonus=0.0, draws=None) -> [(least penalty, expected gain of one draw)]
+ *
+ * The last two live in _meldsolver_draws.c (their work in meld_draws.c); this file has the
+ * argument parsers they share (meldsolver_py.h) and the method table.
  *
  * Penalties come from the fast path (meld_fast.c) where the hand is in its scope, else from
  * the general search (meld_search.c), which also builds solve's arrangement. Two test
@@ -21,27 +26,21 @@
  *
  * Input checks, in this order, with the messages melds_py.py raises too: wild_rank an int
  * (not a bool) in 0..13; hand an iterable of at most 40 cards; each card an int (not a
- * bool) in 0..51; for after_draw_values, a hand of at most 39 cards, then cards an iterable
- * of card ints.
+ * bool) in 0..51; for the draw entry points, hands of at most 39 cards, then their own
+ * arguments (see _meldsolver_draws.c).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <limits.h>
 #include <string.h>
 
 #include "meldsolver.h"
+#include "meldsolver_py.h"
 
 /* ---------------------------------------------------------------- arguments */
-typedef struct {
-    Hand hand;
-    int num_cards;
-    int cards[MAX_CARDS];   /* the hand in its own order */
-} Call;
-
 static const char *const ARG_NAMES[4] = {"hand", "wild_rank", "aces_high", "meld_needs_natural"};
 
 /* A new reference to the int value of `o`; NULL for a bool or a non-int (no exception set) or an error (set). */
-static PyObject *as_index(PyObject *o) {
+PyObject *tt_as_index(PyObject *o) {
     if (PyLong_CheckExact(o)) { Py_INCREF(o); return o; }
     if (PyBool_Check(o)) return NULL;
     PyObject *idx = PyNumber_Index(o);
@@ -50,7 +49,7 @@ static PyObject *as_index(PyObject *o) {
 }
 
 static int parse_wild(PyObject *o, int *wild) {
-    PyObject *idx = as_index(o);
+    PyObject *idx = tt_as_index(o);
     if (!idx) {
         if (PyErr_Occurred()) return -1;
         if (PyBool_Check(o))
@@ -71,13 +70,13 @@ static int parse_wild(PyObject *o, int *wild) {
     return 0;
 }
 
-static int parse_card(PyObject *o, int *card) {
+int tt_parse_card(PyObject *o, int *card) {
     if (PyLong_CheckExact(o)) {
         int overflow = 0;
         long v = PyLong_AsLongAndOverflow(o, &overflow);
         if (!overflow && v >= 0 && v <= 51) { *card = (int)v; return 0; }
     }
-    PyObject *idx = as_index(o);
+    PyObject *idx = tt_as_index(o);
     if (!idx) {
         if (PyErr_Occurred()) return -1;
         if (PyBool_Check(o))
@@ -100,8 +99,8 @@ static int parse_card(PyObject *o, int *card) {
 
 /* Collects the arguments named `names` (the first `required` of them required), positional
    then keyword, into `vals` (NULL where one was not given). */
-static int collect_args(const char *fname, const char *const *names, int nnames, int required,
-                        PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **vals) {
+int tt_collect_args(const char *fname, const char *const *names, int nnames, int required,
+                    PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **vals) {
     for (int i = 0; i < nnames; i++) vals[i] = NULL;
     if (nargs > nnames) {
         PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", fname, nnames, nargs);
@@ -133,14 +132,18 @@ static int collect_args(const char *fname, const char *const *names, int nnames,
     return 0;
 }
 
-/* Fills `call` from the values of (hand, wild_rank, aces_high, meld_needs_natural). */
-static int parse_hand_call(PyObject *hand, PyObject *wild, PyObject *aces_high, PyObject *natural, Call *call) {
-    Hand *h = &call->hand;
+/* The rules of a call (wild_rank, aces_high, meld_needs_natural) into the empty hand `h`. */
+int tt_parse_rules(PyObject *wild, PyObject *aces_high, PyObject *natural, Hand *h) {
     int wild_rank, ah = 0, nat = 0;
     if (parse_wild(wild, &wild_rank) < 0) return -1;
     if (aces_high && (ah = PyObject_IsTrue(aces_high)) < 0) return -1;
     if (natural && (nat = PyObject_IsTrue(natural)) < 0) return -1;
+    tt_hand_clear(h, wild_rank, ah, nat);
+    return 0;
+}
 
+/* The cards of `hand` into `h` (empty, with the rules) and, in hand order, into cards[]. */
+int tt_parse_hand(PyObject *hand, Hand *h, int *cards, int *num_cards) {
     PyObject *seq = PySequence_Fast(hand, "hand must be a sequence of card ints");
     if (!seq) return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -149,25 +152,28 @@ static int parse_hand_call(PyObject *hand, PyObject *wild, PyObject *aces_high, 
         PyErr_Format(PyExc_ValueError, "hand has %zd cards: the solver takes at most %d", n, MAX_CARDS);
         return -1;
     }
-    tt_hand_clear(h, wild_rank, ah, nat);
     PyObject **items = PySequence_Fast_ITEMS(seq);
     for (Py_ssize_t i = 0; i < n; i++) {
-        int card;
-        if (parse_card(items[i], &card) < 0) { Py_DECREF(seq); return -1; }
-        call->cards[i] = card;
-        tt_hand_add(h, card);
+        if (tt_parse_card(items[i], &cards[i]) < 0) { Py_DECREF(seq); return -1; }
+        tt_hand_add(h, cards[i]);
     }
     Py_DECREF(seq);
-    call->num_cards = (int)n;
+    *num_cards = (int)n;
     return 0;
+}
+
+/* Fills `call` from the values of (hand, wild_rank, aces_high, meld_needs_natural). */
+int tt_parse_hand_call(PyObject *hand, PyObject *wild, PyObject *aces_high, PyObject *natural, Call *call) {
+    if (tt_parse_rules(wild, aces_high, natural, &call->hand) < 0) return -1;
+    return tt_parse_hand(hand, &call->hand, call->cards, &call->num_cards);
 }
 
 /* Parses (hand, wild_rank, aces_high=False, meld_needs_natural=False) into `call`. */
 static int parse_call(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                       Call *call) {
     PyObject *vals[4];
-    if (collect_args(fname, ARG_NAMES, 4, 2, args, nargs, kwnames, vals) < 0) return -1;
-    return parse_hand_call(vals[0], vals[1], vals[2], vals[3], call);
+    if (tt_collect_args(fname, ARG_NAMES, 4, 2, args, nargs, kwnames, vals) < 0) return -1;
+    return tt_parse_hand_call(vals[0], vals[1], vals[2], vals[3], call);
 }
 
 /* ---------------------------------------------------------------- entry points */
@@ -215,122 +221,6 @@ static PyObject *py_discard_penalties(PyObject *self, PyObject *const *args, Py_
     return out;
 }
 
-static PyObject *build_list(const int *cards, int n);
-
-/* A real number (what float() takes, less bools and strings) into *out: 0; 1 where `o` is not
-   one (no exception set); -1 on another error (set: an int too large for a float). */
-static int parse_real(PyObject *o, double *out) {
-    if (PyBool_Check(o) || PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o)) return 1;
-    double v = PyFloat_AsDouble(o);
-    if (v == -1.0 && PyErr_Occurred()) {
-        if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
-        PyErr_Clear();
-        return 1;
-    }
-    *out = v;
-    return 0;
-}
-
-static const char *const AFTER_DRAW_NAMES[5] = {"hand", "cards", "wild_rank", "aces_high", "meld_needs_natural"};
-
-/* Both draw entry points add a card to the hand: it may hold at most 39. */
-static int check_room_for_a_draw(const Call *call, const char *fname) {
-    if (call->num_cards < MAX_CARDS) return 0;
-    PyErr_Format(PyExc_ValueError, "hand has %d cards: %s adds one, and the solver takes at most %d",
-                 MAX_CARDS, fname, MAX_CARDS);
-    return -1;
-}
-
-/* after_draw_values(hand, cards, wild_rank, aces_high=False, meld_needs_natural=False): the
-   value of drawing each card of `cards` (tt_draw_values, meld_draws.c). The checks: those of
-   the other entry points on (hand, wild_rank), a hand of at most 39 cards, then `cards` a
-   sequence of card ints. */
-static PyObject *py_after_draw_values(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                                      PyObject *kwnames) {
-    PyObject *vals[5];
-    Call call;
-    if (collect_args("after_draw_values", AFTER_DRAW_NAMES, 5, 3, args, nargs, kwnames, vals) < 0) return NULL;
-    if (parse_hand_call(vals[0], vals[2], vals[3], vals[4], &call) < 0) return NULL;
-    if (check_room_for_a_draw(&call, "after_draw_values") < 0) return NULL;
-    PyObject *seq = PySequence_Fast(vals[1], "cards must be a sequence of card ints");
-    if (!seq) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    if (n > INT_MAX / 2) {
-        Py_DECREF(seq);
-        return PyErr_NoMemory();
-    }
-    PyObject **items = PySequence_Fast_ITEMS(seq);
-    int *drawn = (int *)PyMem_Malloc(2 * sizeof(int) * (size_t)(n > 0 ? n : 1));
-    if (!drawn) { Py_DECREF(seq); return PyErr_NoMemory(); }
-    int *values = drawn + n;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (parse_card(items[i], &drawn[i]) < 0) { Py_DECREF(seq); PyMem_Free(drawn); return NULL; }
-    }
-    Py_DECREF(seq);
-    tt_draw_values(&call.hand, drawn, (int)n, values);
-    PyObject *out = build_list(values, (int)n);
-    PyMem_Free(drawn);
-    return out;
-}
-
-static const char *const DRAW_GAIN_NAMES[7] = {"hand", "weights", "wild_rank", "aces_high", "meld_needs_natural",
-                                               "out_bonus", "draws"};
-#define ALL_DRAWS ((1ULL << 52) - 1)
-#define DRAWS_HINT "use a mask of card ints, bit u set to weigh drawing card u (0 <= draws < 2**52)"
-
-/* draw_gain(hand, weights, wild_rank, aces_high=False, meld_needs_natural=False, out_bonus=0.0,
-   draws=2**52 - 1) -> (least penalty, gain): tt_draw_gain (meld_draws.c). The checks: those
-   of after_draw_values on (hand, wild_rank), then weights a sequence of 52 real numbers,
-   out_bonus a real number, draws an int bit mask of card ints (0 <= draws < 2**52). */
-static PyObject *py_draw_gain(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    PyObject *vals[7];
-    Call call;
-    if (collect_args("draw_gain", DRAW_GAIN_NAMES, 7, 3, args, nargs, kwnames, vals) < 0) return NULL;
-    if (parse_hand_call(vals[0], vals[2], vals[3], vals[4], &call) < 0) return NULL;
-    if (check_room_for_a_draw(&call, "draw_gain") < 0) return NULL;
-    double weights[52], out_bonus = 0.0;
-    PyObject *seq = PySequence_Fast(vals[1], "weights must be a sequence of 52 numbers (one per card int)");
-    if (!seq) return NULL;
-    if (PySequence_Fast_GET_SIZE(seq) != 52) {
-        PyErr_Format(PyExc_ValueError, "weights has %zd entries: it takes one per card int, 52",
-                     PySequence_Fast_GET_SIZE(seq));
-        Py_DECREF(seq);
-        return NULL;
-    }
-    PyObject **items = PySequence_Fast_ITEMS(seq);
-    for (int u = 0; u < 52; u++) {
-        int status = parse_real(items[u], &weights[u]);
-        if (status > 0) PyErr_Format(PyExc_TypeError, "weights[%d] = %R is not a real number", u, items[u]);
-        if (status) { Py_DECREF(seq); return NULL; }
-    }
-    Py_DECREF(seq);
-    if (vals[5]) {
-        int status = parse_real(vals[5], &out_bonus);
-        if (status > 0) PyErr_Format(PyExc_TypeError, "out_bonus=%R is not a real number", vals[5]);
-        if (status) return NULL;
-    }
-    uint64_t draws = ALL_DRAWS;
-    if (vals[6]) {
-        PyObject *idx = as_index(vals[6]);
-        if (!idx) {
-            if (!PyErr_Occurred())
-                PyErr_Format(PyExc_TypeError, "draws=%R is not an int: " DRAWS_HINT, vals[6]);
-            return NULL;
-        }
-        int overflow = 0;
-        long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
-        Py_DECREF(idx);
-        if (overflow || v < 0 || (unsigned long long)v > ALL_DRAWS) {
-            PyErr_Format(PyExc_ValueError, "draws=%R is not allowed: " DRAWS_HINT, vals[6]);
-            return NULL;
-        }
-        draws = (uint64_t)v;
-    }
-    int penalty;
-    double gain = tt_draw_gain(&call.hand, weights, draws, out_bonus, &penalty);
-    return Py_BuildValue("(id)", penalty, gain);
-}
-
 /* Test hooks: each path alone, so that tests can set one against the other. */
 static PyObject *py_fast_penalty(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     Call call;
@@ -348,7 +238,8 @@ static PyObject *py_search_penalty(PyObject *self, PyObject *const *args, Py_ssi
     return PyLong_FromLong(tt_search_penalty(&c, -1));
 }
 
-static PyObject *build_list(const int *cards, int n) {
+/* A new list of the ints cards[0..n). */
+PyObject *tt_build_list(const int *cards, int n) {
     PyObject *lst = PyList_New(n);
     if (!lst) return NULL;
     for (int i = 0; i < n; i++) {
@@ -374,11 +265,11 @@ static PyObject *py_solve(PyObject *self, PyObject *const *args, Py_ssize_t narg
     PyObject *mlist = PyList_New(a->nmelds), *dl = NULL;
     if (!mlist) goto fail;
     for (int i = 0; i < a->nmelds; i++) {
-        PyObject *m = build_list(a->melds[i], a->mlen[i]);
+        PyObject *m = tt_build_list(a->melds[i], a->mlen[i]);
         if (!m) goto fail;
         PyList_SET_ITEM(mlist, i, m);
     }
-    dl = build_list(a->dead, a->ndead);
+    dl = tt_build_list(a->dead, a->ndead);
     if (!dl) goto fail;
     int total = a->total;
     PyMem_Free(a);
@@ -399,17 +290,18 @@ static PyMethodDef methods[] = {
      "[(card, least penalty of the hand less one copy of card)] for each distinct card, by card."},
     {"solve", (PyCFunction)(void (*)(void))py_solve, METH_FASTCALL | METH_KEYWORDS,
      "solve" SIGNATURE "(deadwood, melds as lists of card ints, unmelded card ints) of one best arrangement."},
-    {"after_draw_values", (PyCFunction)(void (*)(void))py_after_draw_values, METH_FASTCALL | METH_KEYWORDS,
+    {"after_draw_values", (PyCFunction)(void (*)(void))tt_py_after_draw_values, METH_FASTCALL | METH_KEYWORDS,
      "after_draw_values(hand, cards, wild_rank, aces_high=False, meld_needs_natural=False)\n--\n\n"
      "For each card of cards: the least penalty of hand plus that card less the highest unmelded value\n"
      "of solve()'s arrangement (a wild costs min(its rank, 10)), or, when that arrangement melds\n"
      "every card, the least penalty after the best discard (what expert-v0 calls after_draw)."},
-    {"draw_gain", (PyCFunction)(void (*)(void))py_draw_gain, METH_FASTCALL | METH_KEYWORDS,
-     "draw_gain(hand, weights, wild_rank, aces_high=False, meld_needs_natural=False, out_bonus=0.0, "
-     "draws=2**52 - 1)\n--\n\n"
-     "(least penalty of hand, expected gain of one draw): the sum over the cards u of draws with\n"
-     "weights[u] > 0 whose after_draw value a is below the penalty of weights[u] * (penalty - a,\n"
-     "plus out_bonus when a == 0), in card order; (0, 0.0) when the penalty is already 0."},
+    {"draw_gains", (PyCFunction)(void (*)(void))tt_py_draw_gains, METH_FASTCALL | METH_KEYWORDS,
+     "draw_gains(hands, weights, wild_rank, aces_high=False, meld_needs_natural=False, out_bonus=0.0, "
+     "draws=None)\n--\n\n"
+     "[(least penalty of the hand, expected gain of one draw)] per hand: the sum over the cards u of\n"
+     "its draws mask (None: every card) with weights[u] not <= 0 whose after_draw value a is below\n"
+     "the penalty of weights[u] * (penalty - a, plus out_bonus when a == 0), in card order;\n"
+     "(0, 0.0) for a hand whose penalty is already 0. The hands' draws share one search."},
     {"_fast_penalty", (PyCFunction)(void (*)(void))py_fast_penalty, METH_FASTCALL | METH_KEYWORDS,
      "_fast_penalty" SIGNATURE "Test hook: the fast path's least penalty, or None outside its scope."},
     {"_search_penalty", (PyCFunction)(void (*)(void))py_search_penalty, METH_FASTCALL | METH_KEYWORDS,

@@ -11,7 +11,7 @@ the vocabulary). The environment variable ``TT_ENV_SOLVER``, read once at import
 - ``python``: Python, even where C is built.
 
 ``solver_backend()`` (and the constant ``SOLVER_BACKEND``) says which is in use.
-``least_penalty``, ``discard_penalties``, ``after_draw_values`` and ``draw_gain`` are the
+``least_penalty``, ``discard_penalties``, ``after_draw_values`` and ``draw_gains`` are the
 backend's own functions, bound here with no Python wrapper in between: they are the hot path of the agents
 and the solver features.
 """
@@ -70,13 +70,14 @@ among its unmelded cards (a wild costs its own rank's value, min(rank, 10)), or,
 arrangement melds every card, the least penalty after the best discard of ``hand + [u]``]:
 what ``expert-v0`` values each possible draw by, in one call (its inner loop)."""
 
-draw_gain = _backend.draw_gain
-"""draw_gain(hand, weights, wild_rank, aces_high=False, meld_needs_natural=False, out_bonus=0.0,
-draws=2**52 - 1) -> (least penalty of ``hand``, expected gain of one draw): over the cards ``u``
-of the bit mask ``draws`` whose weight is not <= 0 and whose ``after_draw_values`` ``a`` is below
-the penalty, the sum of ``weights[u] * (penalty - a + (out_bonus if a == 0 else 0.0))``, added in
-card order (the floats are those of that Python loop); ``(0, 0.0)`` when the penalty is 0.
-``expert-v0``'s whole one-draw lookahead in one call."""
+draw_gains = _backend.draw_gains
+"""draw_gains(hands, weights, wild_rank, aces_high=False, meld_needs_natural=False, out_bonus=0.0,
+draws=None) -> [(least penalty of the hand, expected gain of one draw)], one pair per hand: over
+the cards ``u`` of the hand's bit mask in ``draws`` (None: every card) whose weight is not <= 0
+and whose ``after_draw_values`` ``a`` is below the penalty, the sum of ``weights[u] * (penalty - a
++ (out_bonus if a == 0 else 0.0))``, added in card order (the floats are those of that Python
+loop); ``(0, 0.0)`` for a hand whose penalty is 0. ``expert-v0``'s one-draw lookahead of every
+hand its candidate discards leave, in one call (their draws share one search)."""
 
 
 def solver_backend() -> str:

@@ -10,15 +10,15 @@ types, same messages) for bad input:
   one pair per distinct card of the hand, sorted by card
 - ``solve(...) -> (deadwood, melds as lists of card ints, unmelded card ints)``
 - ``after_draw_values(hand, cards, wild_rank, aces_high=False, meld_needs_natural=False)
-  -> [int]``: ``expert-v0``'s value of each draw, and ``draw_gain(hand, weights, wild_rank,
-  aces_high=False, meld_needs_natural=False, out_bonus=0.0, draws=2**52 - 1) -> (penalty,
-  gain)``: its expected gain of one draw (see the functions)
+  -> [int]``: ``expert-v0``'s value of each draw, and ``draw_gains(hands, weights, wild_rank,
+  aces_high=False, meld_needs_natural=False, out_bonus=0.0, draws=None) -> [(penalty, gain)]``:
+  its expected gain of one draw, for several hands (see the functions)
 
 Input (checked in this order): ``wild_rank`` an int, not a bool, in 0..13 (0: no wilds);
 ``hand`` an iterable of at most ``MAX_CARDS`` (40) cards, each an int, not a bool, in 0..51;
-for ``after_draw_values`` and ``draw_gain``, at most 39 (the drawn card makes 40), then
-``cards`` an iterable of card ints (any number), or ``weights`` 52 real numbers, ``out_bonus``
-a real number and ``draws`` an int in 0..2**52 - 1.
+for ``after_draw_values`` and each hand of ``draw_gains``, at most 39 (the drawn card makes
+40); then ``cards`` an iterable of card ints (any number), or ``weights`` 52 real numbers,
+``out_bonus`` a real number and ``draws`` None or one int in 0..2**52 - 1 per hand.
 
 Terminology (used throughout the engine):
 
@@ -75,13 +75,18 @@ def _as_int(value: object) -> int | None:
 
 def check_input(hand: Iterable[int], wild_rank: int) -> tuple[list[int], int]:
     """(cards, wild rank) as plain ints, or the error the C backend raises for the same input."""
+    wild = _check_wild(wild_rank)
+    return check_cards(hand, "hand", MAX_CARDS), wild
+
+
+def _check_wild(wild_rank: int) -> int:
     wild = _as_int(wild_rank)
     if wild is None:
         kind = "a bool, not an int" if isinstance(wild_rank, bool) else "not an int"
         raise TypeError(f"wild_rank={wild_rank!r} is {kind}: {_WILD_RANKS}")
     if not 0 <= wild <= 13:
         raise ValueError(f"wild_rank={wild} is not allowed: {_WILD_RANKS}")
-    return check_cards(hand, "hand", MAX_CARDS), wild
+    return wild
 
 
 def check_cards(cards: Iterable[int], what: str, max_cards: int | None = None) -> list[int]:
@@ -223,14 +228,30 @@ ALL_DRAWS = (1 << 52) - 1
 _DRAWS_HINT = "use a mask of card ints, bit u set to weigh drawing card u (0 <= draws < 2**52)"
 
 
-def draw_gain(hand: Iterable[int], weights: Iterable[float], wild_rank: int, aces_high: bool = False,
-              meld_needs_natural: bool = False, out_bonus: float = 0.0, draws: int = ALL_DRAWS) -> tuple[int, float]:
-    """(least penalty of ``hand``, expected gain of one draw): the sum, over the cards ``u`` of
-    the bit mask ``draws`` with ``weights[u]`` not <= 0, of ``weights[u] * (penalty - a + (out_bonus
-    if a == 0 else 0))`` where ``a``, the ``after_draw_values`` of ``u``, is below the penalty;
-    added up in card order; ``(0, 0.0)`` when the penalty is 0. ``expert-v0``'s lookahead."""
-    held, wild = check_input(hand, wild_rank)
-    _check_room_for_a_draw(held, "draw_gain")
+def draw_gains(hands: Iterable[Iterable[int]], weights: Iterable[float], wild_rank: int, aces_high: bool = False,
+               meld_needs_natural: bool = False, out_bonus: float = 0.0,
+               draws: Iterable[int] | None = None) -> list[tuple[int, float]]:
+    """Per hand, (its least penalty, the expected gain of one draw): the sum, over the cards ``u``
+    of its mask in ``draws`` (None: every card) with ``weights[u]`` not <= 0, of ``weights[u] *
+    (penalty - a + (out_bonus if a == 0 else 0))`` where ``a``, the ``after_draw_values`` of
+    ``u``, is below the penalty; added up in card order; ``(0, 0.0)`` when the penalty is 0.
+    ``expert-v0``'s lookahead, for every hand its discards would leave at once."""
+    wild = _check_wild(wild_rank)
+    if type(hands) is list or type(hands) is tuple:
+        items = hands
+    else:
+        try:
+            items = list(hands)
+        except TypeError:
+            raise TypeError("hands must be a sequence of hands (each a sequence of card ints)") from None
+    held = []
+    for i, hand in enumerate(items):
+        try:
+            cards = check_cards(hand, "hand", MAX_CARDS)
+            _check_room_for_a_draw(cards, "draw_gains")
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"hands[{i}]: {exc}") from None
+        held.append(cards)
     if type(weights) is list or type(weights) is tuple:
         chances = weights
     else:
@@ -242,22 +263,43 @@ def draw_gain(hand: Iterable[int], weights: Iterable[float], wild_rank: int, ace
         raise ValueError(f"weights has {len(chances)} entries: it takes one per card int, 52")
     chances = [_real(w, f"weights[{u}] = {w!r}") for u, w in enumerate(chances)]
     bonus = _real(out_bonus, f"out_bonus={out_bonus!r}")
-    mask = _as_int(draws)
-    if mask is None:
-        raise TypeError(f"draws={draws!r} is not an int: {_DRAWS_HINT}")
-    if not 0 <= mask <= ALL_DRAWS:
-        raise ValueError(f"draws={draws!r} is not allowed: {_DRAWS_HINT}")
+    masks = [ALL_DRAWS] * len(held) if draws is None else _check_draws(draws, len(held))
     aces_high, meld_needs_natural = bool(aces_high), bool(meld_needs_natural)
-    search = _Search(held, wild, aces_high, meld_needs_natural)
-    penalty = search.best(search.start, search.num_wilds, 0)
-    if penalty == 0:
-        return 0, 0.0
-    drawn = [u for u in range(52) if mask >> u & 1 and not chances[u] <= 0.0]
-    gain = 0.0
-    for u, a in zip(drawn, _after_draw_values(held, drawn, wild, aces_high, meld_needs_natural)):
-        if a < penalty:
-            gain += chances[u] * (penalty - a + (bonus if a == 0 else 0.0))
-    return penalty, gain
+    out = []
+    for cards, mask in zip(held, masks):
+        search = _Search(cards, wild, aces_high, meld_needs_natural)
+        penalty = search.best(search.start, search.num_wilds, 0)
+        if penalty == 0:
+            out.append((0, 0.0))
+            continue
+        drawn = [u for u in range(52) if mask >> u & 1 and not chances[u] <= 0.0]
+        gain = 0.0
+        for u, a in zip(drawn, _after_draw_values(cards, drawn, wild, aces_high, meld_needs_natural)):
+            if a < penalty:
+                gain += chances[u] * (penalty - a + (bonus if a == 0 else 0.0))
+        out.append((penalty, gain))
+    return out
+
+
+def _check_draws(draws: Iterable[int], num_hands: int) -> list[int]:
+    if type(draws) is list or type(draws) is tuple:
+        items = draws
+    else:
+        try:
+            items = list(draws)
+        except TypeError:
+            raise TypeError("draws must be None or a sequence of masks, one per hand") from None
+    if len(items) != num_hands:
+        raise ValueError(f"draws has {len(items)} masks: it takes one per hand, {num_hands}")
+    masks = []
+    for i, draw in enumerate(items):
+        mask = _as_int(draw)
+        if mask is None:
+            raise TypeError(f"draws[{i}]={draw!r} is not an int: {_DRAWS_HINT}")
+        if not 0 <= mask <= ALL_DRAWS:
+            raise ValueError(f"draws[{i}]={draw!r} is not allowed: {_DRAWS_HINT}")
+        masks.append(mask)
+    return masks
 
 
 def _check_room_for_a_draw(held: list[int], entry: str) -> None:

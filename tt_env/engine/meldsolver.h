@@ -1,10 +1,11 @@
 /*
  * Shared declarations of the C meld solver (the extension tt_env.engine._meldsolver).
  *
- * _meldsolver.c   Python glue: argument parsing and input checks, the four entry points.
+ * _meldsolver.c   Python glue: argument parsing and input checks, the entry points; the
+ *                 draw entry points' glue in _meldsolver_draws.c (shared parts: meldsolver_py.h).
  * meld_fast.c     the fast exact path for least penalties (per-suit tables plus sets).
  * meld_search.c   the general exact search (any hand), and the arrangement of best_melds.
- * meld_draws.c    the value of each possible draw (after_draw_values, draw_gain).
+ * meld_draws.c    the value of each possible draw (after_draw_values, draw_gains).
  *
  * Vocabulary as in melds_py.py: a natural is a card not of the wild rank; a card int is
  * suit * 13 + rank - 1.
@@ -99,9 +100,11 @@ int tt_search_arrange(Ctx *c, const Hand *h, Arrangement *out);  /* 0, or -1: in
 void tt_search_init_universe(Ctx *c, const int *counts, int max_wilds, const Hand *rules);
 int tt_search_outcome(Ctx *c, const Hand *h, int *top);
 
-/* draws (meld_draws.c): out[i] = the value of drawing drawn[i] into `hand` (at most 39 cards);
-   tt_draw_gain: the expected gain of one draw (draw_gain), and in *penalty the hand's own. */
-void tt_draw_values(const Hand *hand, const int *drawn, int n, int *out);
-double tt_draw_gain(const Hand *hand, const double *weights, uint64_t draws, double out_bonus, int *penalty);
+/* draws (meld_draws.c): out[i] = the value of drawing drawn[i] into hands[which[i]] (each of
+   at most 39 cards, all under the same rules). tt_draw_gains: per hand, its least penalty and
+   the expected gain of one draw over the cards of draws[h] (draw_gains); -1: out of memory. */
+void tt_draw_values(const Hand *const *hands, const int *which, const int *drawn, int n, int *out);
+int tt_draw_gains(const Hand *const *hands, int num_hands, const double *weights, const uint64_t *draws,
+                  double out_bonus, int *penalties, double *gains);
 
 #endif
