@@ -123,3 +123,33 @@ def test_the_comparison_catches_a_changed_score(monkeypatch) -> None:
     monkeypatch.setattr(expert_module, "draw_gains", slightly_off)
     with pytest.raises(AssertionError):
         play_and_compare(VARIANTS[0], 60, seed=1)
+
+
+def test_the_discard_after_a_take_is_the_one_scored_when_taking(monkeypatch) -> None:
+    """choose_discard keeps its last answer: the discard decision after taking the discard asks
+    exactly what the draw decision asked, so it is not solved again, and a fresh agent (no
+    memory) and the old expert choose the same card."""
+    rules = Rules(num_players=3)
+    agent = ExpertAgent(rules)
+    calls = []
+    real = ExpertAgent._choose_discard
+
+    def counted(self, *args):
+        calls.append(args)
+        return real(self, *args)
+
+    monkeypatch.setattr(ExpertAgent, "_choose_discard", counted)
+    state, rng, takes = new_game(rules, np.random.default_rng(5)), np.random.default_rng(0), 0
+    while not state.game_over and takes < 10:
+        obs, mask = encode(state, state.current_player), action_mask(state)
+        action = agent.act(obs, mask, rng)
+        apply(state, action)
+        if action == TAKE_DISCARD:
+            takes += 1
+            obs, mask = encode(state, state.current_player), action_mask(state)
+            before = len(calls)
+            card = agent.act(obs, mask, rng)
+            assert len(calls) == before  # answered from the draw decision
+            assert card == ExpertAgent(rules).act(obs, mask, rng) == ReferenceExpertAgent(rules).act(obs, mask, rng)
+            apply(state, card)
+    assert takes == 10

@@ -96,8 +96,8 @@ class ExpertAgent:
         self._values = [card_value(rank_of(c), aces_high=self.aces_high) for c in range(52)]
         self._value_tables: dict[int, list[int]] = {}
         self._wild_masks = {w: sum(1 << (s * 13 + w - 1) for s in range(4)) for w in range(1, 14)}
-        self._neighbour_matrix = np.array([[(m >> c) & 1 for c in range(52)] for m in self._neighbours],
-                                          dtype=np.float64)
+        self._last_discard: tuple[tuple, tuple[int, float]] | None = None  # (inputs, answer) of choose_discard
+        self._neighbour_cards = [[c for c in range(52) if m >> c & 1] for m in self._neighbours]
 
     # ------------------------------------------------------------------ solver helpers
     def penalty(self, hand: Sequence[int], wild: int) -> int:
@@ -167,22 +167,40 @@ class ExpertAgent:
         if self.feed_weight:
             # cards that can meld with what the next player took from the discard pile and holds,
             # halved for ranks it has discarded itself; wild cards always help it
+            # (risk: how many of those cards each card can meld with, at most 2, 3 for a wild)
             scale = self.feed_weight * (0.5 + danger)
-            if view.opponent_taken[0].any():
-                risk = self._neighbour_matrix[np.flatnonzero(view.opponent_taken[0])].sum(axis=0)
-                thrown = np.tile(view.opponent_discards[0].reshape(4, 13).sum(axis=0) > 0, 4)
-                risk = np.minimum(np.where(thrown, 0.5 * risk, risk), 2.0)
-                risk[[s * 13 + wild - 1 for s in range(4)]] = 3.0
-                feed = (scale * risk).tolist()
-            else:  # it took nothing: no risk but the wild cards (the same numbers, without numpy)
+            held = np.flatnonzero(view.opponent_taken[0]).tolist()
+            if held:
+                melds_with = [0] * 52
+                for t in held:
+                    for c in self._neighbour_cards[t]:
+                        melds_with[c] += 1
+                thrown = view.opponent_discards[0].reshape(4, 13).sum(axis=0).tolist()
+                feed = [scale * min(0.5 * k if thrown[c % 13] > 0 else float(k), 2.0)
+                        for c, k in enumerate(melds_with)]
+            else:
                 feed = [scale * 0.0] * 52
-                for s in range(4):
-                    feed[s * 13 + wild - 1] = scale * 3.0
+            for s in range(4):
+                feed[s * 13 + wild - 1] = scale * 3.0
         return _Context(wild, weights, gamma, feed, self.out_bonus + self.out_per_card * size)
 
     def choose_discard(self, hand: list[int], legal: Sequence[int], ctx: _Context,
                        final: bool) -> tuple[int, float]:
-        """(card, score) of the best discard among ``legal``; ``final``: greedy, last turn."""
+        """(card, score) of the best discard among ``legal``; ``final``: greedy, last turn.
+
+        The last answer is kept: after taking the discard, the discard decision asks again
+        exactly what the draw decision asked (the same hand, legal cards and context: taking
+        a card leaves what is seen, and the turn count, as they were)."""
+        key = (tuple(sorted(hand)), tuple(sorted(set(legal))), final, ctx.wild, tuple(ctx.weights), ctx.gamma,
+               tuple(ctx.feed), ctx.out_bonus)  # copies: a caller may reuse and change its lists
+        if self._last_discard is not None and self._last_discard[0] == key:
+            return self._last_discard[1]
+        answer = self._choose_discard(hand, legal, ctx, final)
+        self._last_discard = (key, answer)
+        return answer
+
+    def _choose_discard(self, hand: list[int], legal: Sequence[int], ctx: _Context,
+                        final: bool) -> tuple[int, float]:
         wild = ctx.wild
         scored = []
         left = self.discard_penalties(hand, wild)

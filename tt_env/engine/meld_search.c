@@ -13,7 +13,12 @@
  * wilds left, run room saturated at the wild count), so the search is exact over every
  * arrangement. The memo is a generation-stamped open-addressing hash table: a new
  * generation forgets every entry at once. Sub-hands of one hand (the hand less one card,
- * for discard_penalties) are states of the same search, so they share its memo.
+ * for discard_penalties) are states of the same search, so they share its memo; so are the
+ * hands of a universe (tt_search_init_universe: the draws of after_draw_values).
+ *
+ * Each state's memo entry also holds the highest unmelded value of the arrangement that
+ * tt_search_arrange would lay out from it (see OUTCOME), which is what expert-v0 needs of
+ * best_melds, without laying the arrangement out.
  */
 #include <stdlib.h>
 #include <string.h>
