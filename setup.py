@@ -22,7 +22,10 @@ class OptionalBuildExt(build_ext):
 
 setup(
     ext_modules=[Extension("tt_env.engine._meldsolver",
-                           [f"tt_env/engine/{name}.c" for name in ("_meldsolver", "meld_fast", "meld_search")],
-                           depends=["tt_env/engine/meldsolver.h"], extra_compile_args=["-O2"], optional=True)],
+                           [f"tt_env/engine/{name}.c" for name in ("_meldsolver", "_meldsolver_draws", "meld_fast",
+                                                                       "meld_search", "meld_draws")],
+                           depends=["tt_env/engine/meldsolver.h", "tt_env/engine/meldsolver_py.h"],
+                           # no fused multiply-adds: draw_gain adds up floats exactly as Python does
+                           extra_compile_args=["-O2", "-ffp-contract=off"], optional=True)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -15,6 +15,10 @@ gets long and as opponents take cards from the discard pile (they are getting cl
 going out, so the cards held now are what will be scored). Discards that feed the next
 player (wild cards, cards matching what it took from the discard pile, ranks it has not
 thrown away) cost extra. On the last turn after someone went out it plays greedily.
+
+The lookahead of all the hands one decision weighs is one solver call (``draw_gains``), the
+discards' penalties another (``discard_penalties``); ``tests/expert_reference.py`` keeps the
+slower code this replaced, which made every decision the same.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import numpy as np
 
 from ..engine.cards import card_value, rank_of, suit_of
 from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
-from ..engine.melds import best_melds, least_penalty
+from ..engine.melds import after_draw_values, discard_penalties, draw_gains, least_penalty
 from ..engine.rules import Rules
 from .greedy import discard_key, without
 from .observation_view import ObservationView, decode_observation
@@ -96,12 +100,17 @@ class ExpertAgent:
         self._values = [card_value(rank_of(c), aces_high=self.aces_high) for c in range(52)]
         self._value_tables: dict[int, list[int]] = {}
         self._wild_masks = {w: sum(1 << (s * 13 + w - 1) for s in range(4)) for w in range(1, 14)}
-        self._neighbour_matrix = np.array([[(m >> c) & 1 for c in range(52)] for m in self._neighbours],
-                                          dtype=np.float64)
+        self._last_discard: tuple[tuple, tuple[int, float]] | None = None  # (inputs, answer) of choose_discard
+        self._neighbour_cards = [[c for c in range(52) if m >> c & 1] for m in self._neighbours]
 
     # ------------------------------------------------------------------ solver helpers
     def penalty(self, hand: Sequence[int], wild: int) -> int:
         return least_penalty(hand, wild, self.aces_high, self.natural)
+
+    def discard_penalties(self, hand: Sequence[int], wild: int) -> dict[int, int]:
+        """{card: least penalty of ``hand`` less one copy of it} for each card of ``hand``, in one
+        solver call (the same numbers as ``penalty`` of each such hand)."""
+        return dict(discard_penalties(hand, wild, self.aces_high, self.natural))
 
     def values(self, wild: int) -> list[int]:
         """Unmelded value of every card type this round (a wild costs its own rank's value)."""
@@ -111,47 +120,44 @@ class ExpertAgent:
             self._value_tables[wild] = table
         return table
 
-    def after_draw(self, hand: list[int], card: int, wild: int, values: list[int]) -> int:
+    def after_draw(self, hand: list[int], card: int, wild: int, values: list[int] | None = None) -> int:
         """Least penalty after adding ``card`` to ``hand`` and discarding the best card (an
-        upper bound: the highest unmelded card of one best arrangement, exact when all melded)."""
-        full = hand + [card]
-        solved = best_melds(full, wild, aces_high=self.aces_high, meld_needs_natural=self.natural)
-        if solved.unmelded:
-            return solved.deadwood - max(map(values.__getitem__, solved.unmelded))
-        return min(self.penalty(without(full, c), wild) for c in set(full))
+        upper bound: the highest unmelded card of one best arrangement, exact when all melded).
+        ``values`` is unused (kept for callers of the old signature: the solver knows the table)."""
+        return after_draw_values(hand, [card], wild, self.aces_high, self.natural)[0]
 
-    def hand_value(self, hand: list[int], ctx: _Context) -> tuple[float, int, float]:
-        """(V, penalty, expected one-draw gain) of a hand about to wait for its next draw."""
-        wild = ctx.wild
-        base = self.penalty(hand, wild)
-        if base == 0:
-            return 0.0, 0, 0.0
-        related = 0
+    def draw_mask(self, hand: list[int], wild: int) -> int:
+        """Bit mask of the cards whose draw ``hand_value`` weighs: those that can share a meld
+        with a natural of ``hand`` (``neighbour_masks``), and the wild cards."""
+        related = self._wild_masks[wild]
+        neighbours = self._neighbours
         for c in hand:
             if c % 13 + 1 != wild:
-                related |= self._neighbours[c]
-        related |= self._wild_masks[wild]
-        gain = 0.0
-        weights = ctx.weights
-        values = self.values(wild)
-        while related:
-            low = related & -related
-            u = low.bit_length() - 1
-            related ^= low
-            w = weights[u]
-            if w <= 0.0:
-                continue
-            a = self.after_draw(hand, u, wild, values)
-            if a < base:
-                gain += w * (base - a + (ctx.out_bonus if a == 0 else 0.0))
-        return base - ctx.gamma * gain, base, gain
+                related |= neighbours[c]
+        return related
+
+    def hand_value(self, hand: list[int], ctx: _Context) -> tuple[float, int, float]:
+        """(V, penalty, expected one-draw gain) of a hand about to wait for its next draw.
+
+        The gain is over the cards of ``draw_mask`` with an unseen copy: each draw's chance
+        times how much it lowers the penalty (``after_draw``), plus the bonus for going out."""
+        return self.hand_values([hand], ctx)[0]
+
+    def hand_values(self, hands: list[list[int]], ctx: _Context) -> list[tuple[float, int, float]]:
+        """``hand_value`` of each hand, in one solver call (``draw_gains``: the draws of all the
+        hands share one search, as the hands that the candidate discards leave share most cards)."""
+        wild = ctx.wild
+        results = draw_gains(hands, ctx.weights, wild, self.aces_high, self.natural, ctx.out_bonus,
+                             [self.draw_mask(hand, wild) for hand in hands])
+        gamma = ctx.gamma
+        return [(0.0, 0, 0.0) if base == 0 else (base - gamma * gain, base, gain) for base, gain in results]
 
     # ------------------------------------------------------------------ decisions
     def context(self, view: ObservationView) -> _Context:
         """Card weights from what is unseen, gamma from the danger, feed costs of each card."""
         copies = self.rules.num_decks
-        unseen = np.maximum(copies - view.seen_counts(), 0).astype(float)
-        total = unseen.sum()
+        unseen = np.maximum(copies - view.seen_counts(), 0)
+        total = int(unseen.sum())
         weights = (unseen / total).tolist() if total > 0 else [0.0] * 52
         wild = view.wild_rank
         size = view.round_number + 2
@@ -165,20 +171,45 @@ class ExpertAgent:
         if self.feed_weight:
             # cards that can meld with what the next player took from the discard pile and holds,
             # halved for ranks it has discarded itself; wild cards always help it
-            risk = self._neighbour_matrix[np.flatnonzero(view.opponent_taken[0])].sum(axis=0)
-            thrown = np.tile(view.opponent_discards[0].reshape(4, 13).sum(axis=0) > 0, 4)
-            risk = np.minimum(np.where(thrown, 0.5 * risk, risk), 2.0)
-            risk[[s * 13 + wild - 1 for s in range(4)]] = 3.0
-            feed = (self.feed_weight * (0.5 + danger) * risk).tolist()
+            # (risk: how many of those cards each card can meld with, at most 2, 3 for a wild)
+            scale = self.feed_weight * (0.5 + danger)
+            held = np.flatnonzero(view.opponent_taken[0]).tolist()
+            if held:
+                melds_with = [0] * 52
+                for t in held:
+                    for c in self._neighbour_cards[t]:
+                        melds_with[c] += 1
+                thrown = view.opponent_discards[0].reshape(4, 13).sum(axis=0).tolist()
+                feed = [scale * min(0.5 * k if thrown[c % 13] > 0 else float(k), 2.0)
+                        for c, k in enumerate(melds_with)]
+            else:
+                feed = [scale * 0.0] * 52
+            for s in range(4):
+                feed[s * 13 + wild - 1] = scale * 3.0
         return _Context(wild, weights, gamma, feed, self.out_bonus + self.out_per_card * size)
 
     def choose_discard(self, hand: list[int], legal: Sequence[int], ctx: _Context,
                        final: bool) -> tuple[int, float]:
-        """(card, score) of the best discard among ``legal``; ``final``: greedy, last turn."""
+        """(card, score) of the best discard among ``legal``; ``final``: greedy, last turn.
+
+        The last answer is kept: after taking the discard, the discard decision asks again
+        exactly what the draw decision asked (the same hand, legal cards and context: taking
+        a card leaves what is seen, and the turn count, as they were)."""
+        key = (tuple(sorted(hand)), tuple(sorted(set(legal))), final, ctx.wild, tuple(ctx.weights), ctx.gamma,
+               tuple(ctx.feed), ctx.out_bonus)  # copies: a caller may reuse and change its lists
+        if self._last_discard is not None and self._last_discard[0] == key:
+            return self._last_discard[1]
+        answer = self._choose_discard(hand, legal, ctx, final)
+        self._last_discard = (key, answer)
+        return answer
+
+    def _choose_discard(self, hand: list[int], legal: Sequence[int], ctx: _Context,
+                        final: bool) -> tuple[int, float]:
         wild = ctx.wild
         scored = []
+        left = self.discard_penalties(hand, wild)
         for c in sorted(set(legal)):
-            p = self.penalty(without(hand, c), wild)
+            p = left[c] if c in left else self.penalty(without(hand, c), wild)
             if p == 0:
                 return c, -1e9  # go out
             scored.append((discard_key(p, c, wild, self.aces_high), c))
@@ -188,8 +219,9 @@ class ExpertAgent:
         best_p = scored[0][0][0]
         pool = [c for key, c in scored if key[0] <= best_p + self.margin][:self.candidates]
         best_card, best_score = pool[0], float("inf")
-        for c in pool:
-            v, _, _ = self.hand_value(without(hand, c), ctx)
+        # the candidates' hand values in one solver call (the hands share all but one card)
+        values = self.hand_values([without(hand, c) for c in pool], ctx)
+        for c, (v, _, _) in zip(pool, values):
             score = v + ctx.feed[c]
             if score < best_score - 1e-9:
                 best_card, best_score = c, score

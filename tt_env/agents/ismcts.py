@@ -32,7 +32,6 @@ depend on the machine. Same observation and same ``rng`` state, same action.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 
@@ -82,15 +81,17 @@ def expert_scores(expert: ExpertAgent, observation: np.ndarray, action_mask: np.
         # sorted is stable: on a tie the stock stays first, as in expert.act
         return sorted([(DRAW_STOCK, v_now - gain), (TAKE_DISCARD, v_take)], key=lambda x: x[1])
     scored = []
+    left = expert.discard_penalties(hand, wild)
     for c in sorted(set(np.flatnonzero(action_mask[DISCARD_BASE:]).tolist())):
-        p = expert.penalty(without(hand, c), wild)
+        p = left[c] if c in left else expert.penalty(without(hand, c), wild)
         if p == 0:
             return [(DISCARD_BASE + c, -math.inf)]  # it goes out
         scored.append((discard_key(p, c, wild, expert.aces_high), c))
     scored.sort()
     best_p = scored[0][0][0]
     pool = [c for key, c in scored if key[0] <= best_p + expert.margin][:expert.candidates]
-    out = [(DISCARD_BASE + c, expert.hand_value(without(hand, c), ctx)[0] + ctx.feed[c]) for c in pool]
+    values = expert.hand_values([without(hand, c) for c in pool], ctx)
+    out = [(DISCARD_BASE + c, v + ctx.feed[c]) for c, (v, _, _) in zip(pool, values)]
     return sorted(out, key=lambda x: x[1])
 
 

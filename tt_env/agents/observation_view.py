@@ -8,6 +8,7 @@ from the observer's left (0 = the next player), as in the observation.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -66,40 +67,56 @@ class ObservationView:
         return seen
 
 
+@lru_cache(maxsize=None)
+def _scales(num_players: int) -> np.ndarray:
+    """float32 factors of the pieces from ``hand_sizes`` to ``scores``: sizes, stock (1), scores."""
+    n = num_players
+    return np.array([HAND_SCALE] * n + [1.0] + [SCORE_SCALE] * n, dtype=np.float32)
+
+
 def decode_observation(observation: np.ndarray) -> ObservationView:
-    """The :class:`ObservationView` of a ``three_thirteen_v0`` observation vector."""
+    """The :class:`ObservationView` of a ``three_thirteen_v0`` observation vector.
+
+    The count pieces (hand to opponents' discards, adjacent in the layout) are rounded in one
+    numpy call, and the short pieces after them are read as one Python list: agents decode
+    every observation they act on, so this is on their hot path.
+    """
     obs = np.asarray(observation)
     if obs.ndim != 1:
         raise ValueError(f"decode_observation takes one observation vector, got shape {obs.shape}")
     n = num_players_of(obs)
     lay = get_layout(n)
     opp = n - 1
-    hand_counts = np.rint(obs[lay.hand:lay.hand + 52]).astype(np.int64)
+    counts = np.rint(obs[lay.hand:lay.wild_rank]).astype(np.int64)  # hand .. opponent_discards
+    hand_counts = counts[:52]
     if hand_counts.max(initial=0) <= 1:
         hand = np.flatnonzero(hand_counts).tolist()
     else:
         hand = np.repeat(_CARD_IDS, hand_counts).tolist()
     top_block = obs[lay.discard_top:lay.discard_top + 52]
     top = int(top_block.argmax()) if top_block.any() else None
-    below = np.rint(obs[lay.discard_below:lay.discard_below + 52]).astype(np.int64)
-    taken = np.rint(obs[lay.opponent_taken:lay.opponent_taken + 52 * opp]).astype(np.int64).reshape(opp, 52)
-    disc = np.rint(obs[lay.opponent_discards:lay.opponent_discards + 52 * opp]).astype(np.int64).reshape(opp, 52)
-    went = obs[lay.went_out:lay.went_out + n]
-    sizes = obs[lay.hand_sizes:lay.hand_sizes + n] * HAND_SCALE
-    scores = obs[lay.scores:lay.scores + n] * SCORE_SCALE
+    below = counts[lay.discard_below - lay.hand:lay.discard_below - lay.hand + 52]
+    taken_at, discards_at = lay.opponent_taken - lay.hand, lay.opponent_discards - lay.hand
+    taken = counts[taken_at:taken_at + 52 * opp].reshape(opp, 52)
+    disc = counts[discards_at:discards_at + 52 * opp].reshape(opp, 52)
+    scaled = (obs[lay.hand_sizes:lay.scores + n] * _scales(n)).tolist()  # float32 products, as before
+    tail = obs[lay.wild_rank:lay.hand_sizes].tolist()  # wild rank, round, phase, went out
+    at = lay.wild_rank
+    wild_block, round_block = tail[:13], tail[lay.round - at:lay.round - at + 11]
+    went = tail[lay.went_out - at:lay.went_out - at + n]
     return ObservationView(
         num_players=n,
         hand=hand,
-        wild_rank=int(obs[lay.wild_rank:lay.wild_rank + 13].argmax()) + 1,
-        round_number=int(obs[lay.round:lay.round + 11].argmax()) + 1,
-        phase=int(obs[lay.phase + 1] > 0.5),
+        wild_rank=wild_block.index(max(wild_block)) + 1,
+        round_number=round_block.index(max(round_block)) + 1,
+        phase=int(tail[lay.phase - at + 1] > 0.5),
         discard_top=top,
         discard_below=below,
         opponent_taken=taken,
         opponent_discards=disc,
-        hand_sizes=[int(round(float(x))) for x in sizes],
-        went_out=int(went.argmax()) if went.any() else None,
-        stock_fraction=float(obs[lay.stock_size]),
-        scores=[int(round(float(x))) for x in scores],
+        hand_sizes=[int(round(x)) for x in scaled[:n]],
+        went_out=went.index(max(went)) if any(went) else None,
+        stock_fraction=scaled[n],
+        scores=[int(round(x)) for x in scaled[n + 1:]],
         turn_fraction=float(obs[lay.turn]),
     )

@@ -5,8 +5,10 @@ no RL imports.
 """
 
 from .cards import card_str, cards_str, parse_cards
-from .melds import MeldResult, best_melds, discard_penalties, least_penalty, solver_backend
+from .melds import (MeldResult, after_draw_values, best_melds, discard_penalties, draw_gains, least_penalty,
+                    solver_backend)
 from .rules import Rules
 
-__all__ = ["MeldResult", "Rules", "best_melds", "card_str", "cards_str", "discard_penalties", "least_penalty",
+__all__ = ["MeldResult", "Rules", "after_draw_values", "best_melds", "card_str", "cards_str", "discard_penalties", "draw_gains",
+           "least_penalty",
            "parse_cards", "solver_backend"]

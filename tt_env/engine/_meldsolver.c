@@ -1,7 +1,7 @@
 /*
  * Exact least-penalty meld solver for Three Thirteen, as a CPython extension: the glue.
  *
- * Entry points (the pure-Python twin tt_env/engine/melds_py.py has the same three, with the
+ * Entry points (the pure-Python twin tt_env/engine/melds_py.py has the same five, with the
  * same answers and the same input errors):
  *
  *   least_penalty(hand, wild_rank, aces_high=False, meld_needs_natural=False) -> int
@@ -9,6 +9,13 @@
  *       -> [(card, least penalty of the hand less one copy of card)] for each distinct card
  *   solve(hand, wild_rank, aces_high=False, meld_needs_natural=False)
  *       -> (deadwood, melds as lists of card ints, unmelded card ints)
+ *   after_draw_values(hand, cards, wild_rank, aces_high=False, meld_needs_natural=False)
+ *       -> [expert-v0's value of drawing each card of cards]
+ *   draw_gains(hands, weights, wild_rank, aces_high=False, meld_needs_natural=False,
+ *              out_bonus=0.0, draws=None) -> [(least penalty, expected gain of one draw)]
+ *
+ * The last two live in _meldsolver_draws.c (their work in meld_draws.c); this file has the
+ * argument parsers they share (meldsolver_py.h) and the method table.
  *
  * Penalties come from the fast path (meld_fast.c) where the hand is in its scope, else from
  * the general search (meld_search.c), which also builds solve's arrangement. Two test
@@ -19,25 +26,21 @@
  *
  * Input checks, in this order, with the messages melds_py.py raises too: wild_rank an int
  * (not a bool) in 0..13; hand an iterable of at most 40 cards; each card an int (not a
- * bool) in 0..51.
+ * bool) in 0..51; for the draw entry points, hands of at most 39 cards, then their own
+ * arguments (see _meldsolver_draws.c).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
 
 #include "meldsolver.h"
+#include "meldsolver_py.h"
 
 /* ---------------------------------------------------------------- arguments */
-typedef struct {
-    Hand hand;
-    int num_cards;
-    int cards[MAX_CARDS];   /* the hand in its own order */
-} Call;
-
 static const char *const ARG_NAMES[4] = {"hand", "wild_rank", "aces_high", "meld_needs_natural"};
 
 /* A new reference to the int value of `o`; NULL for a bool or a non-int (no exception set) or an error (set). */
-static PyObject *as_index(PyObject *o) {
+PyObject *tt_as_index(PyObject *o) {
     if (PyLong_CheckExact(o)) { Py_INCREF(o); return o; }
     if (PyBool_Check(o)) return NULL;
     PyObject *idx = PyNumber_Index(o);
@@ -46,7 +49,7 @@ static PyObject *as_index(PyObject *o) {
 }
 
 static int parse_wild(PyObject *o, int *wild) {
-    PyObject *idx = as_index(o);
+    PyObject *idx = tt_as_index(o);
     if (!idx) {
         if (PyErr_Occurred()) return -1;
         if (PyBool_Check(o))
@@ -67,13 +70,13 @@ static int parse_wild(PyObject *o, int *wild) {
     return 0;
 }
 
-static int parse_card(PyObject *o, int *card) {
+int tt_parse_card(PyObject *o, int *card) {
     if (PyLong_CheckExact(o)) {
         int overflow = 0;
         long v = PyLong_AsLongAndOverflow(o, &overflow);
         if (!overflow && v >= 0 && v <= 51) { *card = (int)v; return 0; }
     }
-    PyObject *idx = as_index(o);
+    PyObject *idx = tt_as_index(o);
     if (!idx) {
         if (PyErr_Occurred()) return -1;
         if (PyBool_Check(o))
@@ -94,12 +97,13 @@ static int parse_card(PyObject *o, int *card) {
     return 0;
 }
 
-/* Parses (hand, wild_rank, aces_high=False, meld_needs_natural=False) into `call`. */
-static int parse_call(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                      Call *call) {
-    PyObject *vals[4] = {NULL, NULL, NULL, NULL};
-    if (nargs > 4) {
-        PyErr_Format(PyExc_TypeError, "%s() takes at most 4 arguments (%zd given)", fname, nargs);
+/* Collects the arguments named `names` (the first `required` of them required), positional
+   then keyword, into `vals` (NULL where one was not given). */
+int tt_collect_args(const char *fname, const char *const *names, int nnames, int required,
+                    PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **vals) {
+    for (int i = 0; i < nnames; i++) vals[i] = NULL;
+    if (nargs > nnames) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", fname, nnames, nargs);
         return -1;
     }
     for (Py_ssize_t i = 0; i < nargs; i++) vals[i] = args[i];
@@ -107,31 +111,40 @@ static int parse_call(const char *fname, PyObject *const *args, Py_ssize_t nargs
         for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(kwnames); j++) {
             PyObject *key = PyTuple_GET_ITEM(kwnames, j);
             int i = 0;
-            while (i < 4 && PyUnicode_CompareWithASCIIString(key, ARG_NAMES[i]) != 0) i++;
-            if (i == 4) {
+            while (i < nnames && PyUnicode_CompareWithASCIIString(key, names[i]) != 0) i++;
+            if (i == nnames) {
                 PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fname, key);
                 return -1;
             }
             if (vals[i]) {
-                PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fname, ARG_NAMES[i]);
+                PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fname, names[i]);
                 return -1;
             }
             vals[i] = args[nargs + j];
         }
     }
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < required; i++) {
         if (!vals[i]) {
-            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fname, ARG_NAMES[i]);
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fname, names[i]);
             return -1;
         }
     }
-    Hand *h = &call->hand;
-    if (parse_wild(vals[1], &h->wild_rank) < 0) return -1;
-    h->aces_high = 0; h->needs_natural = 0;
-    if (vals[2] && (h->aces_high = PyObject_IsTrue(vals[2])) < 0) return -1;
-    if (vals[3] && (h->needs_natural = PyObject_IsTrue(vals[3])) < 0) return -1;
+    return 0;
+}
 
-    PyObject *seq = PySequence_Fast(vals[0], "hand must be a sequence of card ints");
+/* The rules of a call (wild_rank, aces_high, meld_needs_natural) into the empty hand `h`. */
+int tt_parse_rules(PyObject *wild, PyObject *aces_high, PyObject *natural, Hand *h) {
+    int wild_rank, ah = 0, nat = 0;
+    if (parse_wild(wild, &wild_rank) < 0) return -1;
+    if (aces_high && (ah = PyObject_IsTrue(aces_high)) < 0) return -1;
+    if (natural && (nat = PyObject_IsTrue(natural)) < 0) return -1;
+    tt_hand_clear(h, wild_rank, ah, nat);
+    return 0;
+}
+
+/* The cards of `hand` into `h` (empty, with the rules) and, in hand order, into cards[]. */
+int tt_parse_hand(PyObject *hand, Hand *h, int *cards, int *num_cards) {
+    PyObject *seq = PySequence_Fast(hand, "hand must be a sequence of card ints");
     if (!seq) return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     if (n > MAX_CARDS) {
@@ -139,17 +152,28 @@ static int parse_call(const char *fname, PyObject *const *args, Py_ssize_t nargs
         PyErr_Format(PyExc_ValueError, "hand has %zd cards: the solver takes at most %d", n, MAX_CARDS);
         return -1;
     }
-    tt_hand_clear(h, h->wild_rank, h->aces_high, h->needs_natural);
     PyObject **items = PySequence_Fast_ITEMS(seq);
     for (Py_ssize_t i = 0; i < n; i++) {
-        int card;
-        if (parse_card(items[i], &card) < 0) { Py_DECREF(seq); return -1; }
-        call->cards[i] = card;
-        tt_hand_add(h, card);
+        if (tt_parse_card(items[i], &cards[i]) < 0) { Py_DECREF(seq); return -1; }
+        tt_hand_add(h, cards[i]);
     }
     Py_DECREF(seq);
-    call->num_cards = (int)n;
+    *num_cards = (int)n;
     return 0;
+}
+
+/* Fills `call` from the values of (hand, wild_rank, aces_high, meld_needs_natural). */
+int tt_parse_hand_call(PyObject *hand, PyObject *wild, PyObject *aces_high, PyObject *natural, Call *call) {
+    if (tt_parse_rules(wild, aces_high, natural, &call->hand) < 0) return -1;
+    return tt_parse_hand(hand, &call->hand, call->cards, &call->num_cards);
+}
+
+/* Parses (hand, wild_rank, aces_high=False, meld_needs_natural=False) into `call`. */
+static int parse_call(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                      Call *call) {
+    PyObject *vals[4];
+    if (tt_collect_args(fname, ARG_NAMES, 4, 2, args, nargs, kwnames, vals) < 0) return -1;
+    return tt_parse_hand_call(vals[0], vals[1], vals[2], vals[3], call);
 }
 
 /* ---------------------------------------------------------------- entry points */
@@ -214,7 +238,8 @@ static PyObject *py_search_penalty(PyObject *self, PyObject *const *args, Py_ssi
     return PyLong_FromLong(tt_search_penalty(&c, -1));
 }
 
-static PyObject *build_list(const int *cards, int n) {
+/* A new list of the ints cards[0..n). */
+PyObject *tt_build_list(const int *cards, int n) {
     PyObject *lst = PyList_New(n);
     if (!lst) return NULL;
     for (int i = 0; i < n; i++) {
@@ -240,11 +265,11 @@ static PyObject *py_solve(PyObject *self, PyObject *const *args, Py_ssize_t narg
     PyObject *mlist = PyList_New(a->nmelds), *dl = NULL;
     if (!mlist) goto fail;
     for (int i = 0; i < a->nmelds; i++) {
-        PyObject *m = build_list(a->melds[i], a->mlen[i]);
+        PyObject *m = tt_build_list(a->melds[i], a->mlen[i]);
         if (!m) goto fail;
         PyList_SET_ITEM(mlist, i, m);
     }
-    dl = build_list(a->dead, a->ndead);
+    dl = tt_build_list(a->dead, a->ndead);
     if (!dl) goto fail;
     int total = a->total;
     PyMem_Free(a);
@@ -265,6 +290,18 @@ static PyMethodDef methods[] = {
      "[(card, least penalty of the hand less one copy of card)] for each distinct card, by card."},
     {"solve", (PyCFunction)(void (*)(void))py_solve, METH_FASTCALL | METH_KEYWORDS,
      "solve" SIGNATURE "(deadwood, melds as lists of card ints, unmelded card ints) of one best arrangement."},
+    {"after_draw_values", (PyCFunction)(void (*)(void))tt_py_after_draw_values, METH_FASTCALL | METH_KEYWORDS,
+     "after_draw_values(hand, cards, wild_rank, aces_high=False, meld_needs_natural=False)\n--\n\n"
+     "For each card of cards: the least penalty of hand plus that card less the highest unmelded value\n"
+     "of solve()'s arrangement (a wild costs min(its rank, 10)), or, when that arrangement melds\n"
+     "every card, the least penalty after the best discard (what expert-v0 calls after_draw)."},
+    {"draw_gains", (PyCFunction)(void (*)(void))tt_py_draw_gains, METH_FASTCALL | METH_KEYWORDS,
+     "draw_gains(hands, weights, wild_rank, aces_high=False, meld_needs_natural=False, out_bonus=0.0, "
+     "draws=None)\n--\n\n"
+     "[(least penalty of the hand, expected gain of one draw)] per hand: the sum over the cards u of\n"
+     "its draws mask (None: every card) with weights[u] not <= 0 whose after_draw value a is below\n"
+     "the penalty of weights[u] * (penalty - a, plus out_bonus when a == 0), in card order;\n"
+     "(0, 0.0) for a hand whose penalty is already 0. The hands' draws share one search."},
     {"_fast_penalty", (PyCFunction)(void (*)(void))py_fast_penalty, METH_FASTCALL | METH_KEYWORDS,
      "_fast_penalty" SIGNATURE "Test hook: the fast path's least penalty, or None outside its scope."},
     {"_search_penalty", (PyCFunction)(void (*)(void))py_search_penalty, METH_FASTCALL | METH_KEYWORDS,

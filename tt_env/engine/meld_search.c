@@ -13,7 +13,12 @@
  * wilds left, run room saturated at the wild count), so the search is exact over every
  * arrangement. The memo is a generation-stamped open-addressing hash table: a new
  * generation forgets every entry at once. Sub-hands of one hand (the hand less one card,
- * for discard_penalties) are states of the same search, so they share its memo.
+ * for discard_penalties) are states of the same search, so they share its memo; so are the
+ * hands of a universe (tt_search_init_universe: the draws of after_draw_values).
+ *
+ * Each state's memo entry also holds the highest unmelded value of the arrangement that
+ * tt_search_arrange would lay out from it (see OUTCOME), which is what expert-v0 needs of
+ * best_melds, without laying the arrangement out.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +28,8 @@
 typedef struct {
     uint64_t state;
     int w, room;
-    int recon, target, found, best;
+    int first;         /* no type below it remains (children only lose cards) */
+    int recon, target, found, best, best_top;
     Choice cur, chosen;
     uint64_t child_state;
     int child_w, child_room;
@@ -70,7 +76,18 @@ static inline size_t memo_slot(uint64_t key) {
 }
 
 /* ---------------------------------------------------------------- search */
-static int solve_state(Ctx *c, uint64_t state, int w, int room);
+/* A state's outcome, packed in one int (the memo's value): its least penalty, and its "top",
+   the highest unmelded value of the arrangement tt_search_arrange lays out from it (0: none
+   unmelded). The arrangement follows, state by state, the first option in expand's order
+   that reaches the least penalty, and the search records exactly that option (the first to
+   improve the best), so the top follows the same path: the first card's value where that
+   option is deadwood, then the top of its child; at the end, the wild rank's value when
+   wilds are left over with no room and no all-wild set (the only way a wild is unmelded). */
+#define OUTCOME(penalty, top) ((penalty) | (top) << 16)
+#define PENALTY(outcome) ((outcome) & 0xFFFF)
+#define TOP(outcome) ((outcome) >> 16)
+
+static int solve_state(Ctx *c, uint64_t state, int w, int room, int first);
 
 static int leaf_cost(const Ctx *c, int w, int room) {
     if (w == 0 || room >= w) return 0;
@@ -80,14 +97,16 @@ static int leaf_cost(const Ctx *c, int w, int room) {
 
 static void consider(Ctx *c, Level *L, int local, uint64_t child, int cw, int croom) {
     if (L->found) return;
-    int v = local + solve_state(c, child, cw, croom);
+    int sub = solve_state(c, child, cw, croom, L->first);
+    int v = local + PENALTY(sub);
     if (L->recon) {
         if (v == L->target) {
             L->found = 1; L->chosen = L->cur;
             L->child_state = child; L->child_w = cw; L->child_room = croom;
         }
-    } else if (v < L->best) {
+    } else if (v < L->best) {   /* strictly: the first option reaching the least penalty */
         L->best = v;
+        L->best_top = local > TOP(sub) ? local : TOP(sub);   /* local > 0: the first card is deadwood */
     }
 }
 
@@ -99,6 +118,7 @@ static inline int add_room(const Ctx *c, int room, int add) {
 /* Sets holding the first card t0: choose how many of each same-rank type join. */
 static void set_enum(Ctx *c, Level *L, int idx, int total, uint64_t dec) {
     int t0 = L->cur.types[0];
+    while (idx < c->n_same[t0] && c->rem[c->same_rank[t0][idx]] == 0) idx++;  /* none left to join */
     if (idx == c->n_same[t0]) {
         int need = total >= 3 ? 0 : 3 - total;
         if (need <= L->w) {
@@ -122,7 +142,9 @@ static void set_enum(Ctx *c, Level *L, int idx, int total, uint64_t dec) {
 }
 
 static void set_first(Ctx *c, Level *L, int t0) {
-    int k;
+    int k, avail = c->rem[t0];
+    for (k = 0; k < c->n_same[t0]; k++) avail += c->rem[c->same_rank[t0][k]];
+    if (avail + L->w < 3) return;  /* no set fits: nothing to consider */
     for (k = 1; k <= c->rem[t0] + 0 && !L->found; k++) {
         int i;
         for (i = 0; i < k; i++) L->cur.types[i] = t0;
@@ -184,8 +206,9 @@ static void run_down(Ctx *c, Level *L, int s, int low, int gaps, uint64_t dec) {
 }
 
 static void expand(Ctx *c, Level *L) {
-    int t0 = 0;
+    int t0 = L->first;
     while (c->rem[t0] == 0) t0++;
+    L->first = t0;
     /* deadwood */
     L->cur.kind = 0; L->cur.card = t0; L->cur.n = 0;
     c->rem[t0]--;
@@ -207,21 +230,27 @@ static void expand(Ctx *c, Level *L) {
     c->rem[t0]++;
 }
 
-static int solve_state(Ctx *c, uint64_t state, int w, int room) {
-    if (state == 0) return leaf_cost(c, w, room);
-    uint64_t key = ((state * c->dim + (uint64_t)w) * c->dim + (uint64_t)room) + 1;
+/* The outcome of a state. Room beyond the wilds left changes nothing (leaves compare room
+   with wilds, and wilds only decrease while room only grows), so the key holds min(room, w). */
+static int solve_state(Ctx *c, uint64_t state, int w, int room, int first) {
+    if (state == 0) {
+        int cost = leaf_cost(c, w, room);
+        return OUTCOME(cost, cost > 0 ? c->vw : 0);
+    }
+    uint64_t key = ((state * c->dim + (uint64_t)w) * c->dim + (uint64_t)(room < w ? room : w)) + 1;
     size_t j = memo_slot(key);
     if (memo_stamp[j] == memo_gen) return memo_vals[j];
     Level L;
-    L.state = state; L.w = w; L.room = room;
-    L.recon = 0; L.target = 0; L.found = 0; L.best = 1 << 30;
+    L.state = state; L.w = w; L.room = room; L.first = first;
+    L.recon = 0; L.target = 0; L.found = 0; L.best = 1 << 30; L.best_top = 0;
     expand(c, &L);
+    int outcome = OUTCOME(L.best, L.best_top);
     if (memo_count * 2 >= memo_cap) {
-        if (memo_alloc(memo_cap * 2) < 0) return L.best; /* out of memory: stay correct, stop caching */
+        if (memo_alloc(memo_cap * 2) < 0) return outcome; /* out of memory: stay correct, stop caching */
     }
     j = memo_slot(key);
-    memo_keys[j] = key; memo_vals[j] = L.best; memo_stamp[j] = memo_gen; memo_count++;
-    return L.best;
+    memo_keys[j] = key; memo_vals[j] = outcome; memo_stamp[j] = memo_gen; memo_count++;
+    return outcome;
 }
 
 int tt_memo_init(void) {
@@ -230,30 +259,60 @@ int tt_memo_init(void) {
     return 0;
 }
 
-void tt_search_init(Ctx *c, const Hand *h) {
+/* The search over a universe: card types are the naturals with counts[card] > 0, each with a
+   radix of counts[card] + 1, and up to max_wilds wilds. */
+static void init_universe(Ctx *c, const int *counts, int max_wilds, int wild_rank, int aces_high,
+                          int needs_natural) {
     memset(c->type_at, -1, sizeof(c->type_at));
     int T = 0;
     uint64_t stride = 1;
     for (int card = 0; card < 52; card++) {
-        if (!h->counts[card]) continue;
-        c->card[T] = card; c->cnt[T] = h->counts[card]; c->rem[T] = h->counts[card];
+        if (!counts[card]) continue;
+        c->card[T] = card; c->cnt[T] = counts[card]; c->rem[T] = counts[card];
         c->suit[T] = card / 13; c->rank[T] = card % 13 + 1;
-        c->val[T] = tt_card_value(c->rank[T], h->aces_high);
+        c->val[T] = tt_card_value(c->rank[T], aces_high);
         c->stride[T] = stride;
-        stride *= (uint64_t)(h->counts[card] + 1);
+        stride *= (uint64_t)(counts[card] + 1);
         c->type_at[c->suit[T]][c->rank[T]] = T;
         T++;
     }
+    /* same_rank[t]: the later types of t's rank (other suits), in type order */
+    int by_rank[14][4], n_rank[14] = {0};
+    for (int t = 0; t < T; t++) by_rank[c->rank[t]][n_rank[c->rank[t]]++] = t;
     for (int t = 0; t < T; t++) {
+        int r = c->rank[t], i = 0;
+        while (by_rank[r][i] != t) i++;
         c->n_same[t] = 0;
-        for (int u = t + 1; u < T; u++)
-            if (c->rank[u] == c->rank[t]) c->same_rank[t][c->n_same[t]++] = u;
+        for (i++; i < n_rank[r]; i++) c->same_rank[t][c->n_same[t]++] = by_rank[r][i];
     }
-    int wild_rank = h->wild_rank;
-    c->T = T; c->W = h->num_wilds; c->dim = (uint64_t)h->num_wilds + 1;
+    c->T = T; c->W = max_wilds; c->dim = (uint64_t)max_wilds + 1;
     c->vw = wild_rank >= 1 && wild_rank <= 13 ? tt_card_value(wild_rank, 0) : 0;
-    c->aces_high = h->aces_high; c->needs_natural = h->needs_natural;
+    c->aces_high = aces_high; c->needs_natural = needs_natural;
     memo_new_call();
+}
+
+/* A hand of at most 40 cards always fits the key (TT_KEY_BITS: at most 40 bits of counts,
+   as tt_radix_bits(k + 1) <= k, plus 2 x 6 bits of wilds). */
+void tt_search_init(Ctx *c, const Hand *h) {
+    init_universe(c, h->counts, h->num_wilds, h->wild_rank, h->aces_high, h->needs_natural);
+}
+
+void tt_search_init_universe(Ctx *c, const int *counts, int max_wilds, const Hand *rules) {
+    init_universe(c, counts, max_wilds, rules->wild_rank, rules->aces_high, rules->needs_natural);
+}
+
+/* Sub-hands of a universe are states of its search; a type the hand lacks just has count 0
+   (expand, the sets and the runs skip it), so every option, and its order, is the hand's own. */
+int tt_search_outcome(Ctx *c, const Hand *h, int *top) {
+    uint64_t state = 0;
+    for (int t = 0; t < c->T; t++) {
+        c->rem[t] = h->counts[c->card[t]];
+        state += (uint64_t)c->rem[t] * c->stride[t];
+    }
+    int outcome = solve_state(c, state, h->num_wilds, 0, 0);
+    for (int t = 0; t < c->T; t++) c->rem[t] = c->cnt[t];
+    *top = TOP(outcome);
+    return PENALTY(outcome);
 }
 
 static uint64_t full_state(const Ctx *c) {
@@ -273,7 +332,7 @@ int tt_search_penalty(Ctx *c, int removed_card) {
         if (t >= 0) { state -= c->stride[t]; c->rem[t]--; }
         else w--;  /* a wild */
     }
-    int v = solve_state(c, state, w, 0);
+    int v = PENALTY(solve_state(c, state, w, 0, 0));
     for (int t = 0; t < c->T; t++) c->rem[t] = c->cnt[t];
     return v;
 }
@@ -283,7 +342,7 @@ int tt_search_arrange(Ctx *c, const Hand *h, Arrangement *out) {
     const int *wilds = h->wild_cards;
     uint64_t state = full_state(c);
     int w = c->W, room = 0;
-    int total = solve_state(c, state, w, room);
+    int total = PENALTY(solve_state(c, state, w, room, 0));
 
     int mkind[MAX_CARDS], mtop[MAX_CARDS], nmelds = 0;
     int (*melds)[MAX_CARDS + 2] = out->melds;
@@ -292,7 +351,7 @@ int tt_search_arrange(Ctx *c, const Hand *h, Arrangement *out) {
     int target = total;
     while (state != 0) {
         Level L;
-        L.state = state; L.w = w; L.room = room;
+        L.state = state; L.w = w; L.room = room; L.first = 0;
         L.recon = 1; L.target = target; L.found = 0; L.best = 0;
         expand(c, &L);
         if (!L.found) return -1;
@@ -332,7 +391,9 @@ int tt_search_arrange(Ctx *c, const Hand *h, Arrangement *out) {
             mlen[nmelds] = k; mkind[nmelds] = 2; mtop[nmelds] = hi; nmelds++;
         }
         state = L.child_state; w = L.child_w; room = L.child_room;
-        for (int t = 0; t < c->T; t++) c->rem[t] = (int)((state / c->stride[t]) % (uint64_t)(c->cnt[t] + 1));
+        /* the child's remaining counts: the chosen cards leave (expand restored rem) */
+        if (ch->kind == 0) c->rem[ch->card]--;
+        else for (int i = 0; i < ch->n; i++) c->rem[ch->types[i]]--;
     }
     /* leftover wilds: into a set; else into runs with room if they all fit; else an all-wild
        set of three or more; else as many as fit into runs, the rest deadwood */

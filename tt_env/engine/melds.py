@@ -11,8 +11,9 @@ the vocabulary). The environment variable ``TT_ENV_SOLVER``, read once at import
 - ``python``: Python, even where C is built.
 
 ``solver_backend()`` (and the constant ``SOLVER_BACKEND``) says which is in use.
-``least_penalty`` and ``discard_penalties`` are the backend's own functions, bound here with
-no Python wrapper in between: they are the hot path of the agents and the solver features.
+``least_penalty``, ``discard_penalties``, ``after_draw_values`` and ``draw_gains`` are the
+backend's own functions, bound here with no Python wrapper in between: they are the hot path of the agents
+and the solver features.
 """
 
 from __future__ import annotations
@@ -61,6 +62,22 @@ discard_penalties = _backend.discard_penalties
 """discard_penalties(hand, wild_rank, aces_high=False, meld_needs_natural=False) ->
 [(card, least penalty of ``hand`` less one copy of card)], one pair per distinct card of the
 hand, sorted by card: every discard's result in one call (the sub-solves share work)."""
+
+after_draw_values = _backend.after_draw_values
+"""after_draw_values(hand, cards, wild_rank, aces_high=False, meld_needs_natural=False) ->
+[for each card u of ``cards``: the deadwood of ``best_melds(hand + [u])`` less the highest value
+among its unmelded cards (a wild costs its own rank's value, min(rank, 10)), or, when that
+arrangement melds every card, the least penalty after the best discard of ``hand + [u]``]:
+what ``expert-v0`` values each possible draw by, in one call (its inner loop)."""
+
+draw_gains = _backend.draw_gains
+"""draw_gains(hands, weights, wild_rank, aces_high=False, meld_needs_natural=False, out_bonus=0.0,
+draws=None) -> [(least penalty of the hand, expected gain of one draw)], one pair per hand: over
+the cards ``u`` of the hand's bit mask in ``draws`` (None: every card) whose weight is not <= 0
+and whose ``after_draw_values`` ``a`` is below the penalty, the sum of ``weights[u] * (penalty - a
++ (out_bonus if a == 0 else 0.0))``, added in card order (the floats are those of that Python
+loop); ``(0, 0.0)`` for a hand whose penalty is 0. ``expert-v0``'s one-draw lookahead of every
+hand its candidate discards leave, in one call (their draws share one search)."""
 
 
 def solver_backend() -> str:

@@ -1,16 +1,24 @@
 """Pure-Python exact meld solver: the fallback when the C accelerator is not built.
 
 ``tt_env.engine.melds`` uses it when the extension ``_meldsolver`` is missing, or always with
-``TT_ENV_SOLVER=python``. The two backends have the same three entry points, give the same
-answers and raise the same errors (same types, same messages) for bad input:
+``TT_ENV_SOLVER=python``. The two backends have the same five entry points, give the same
+answers (``solve`` the same arrangement, card for card) and raise the same errors (same
+types, same messages) for bad input:
 
 - ``least_penalty(hand, wild_rank, aces_high=False, meld_needs_natural=False) -> int``
 - ``discard_penalties(...) -> [(card, least penalty of the hand less one copy of card)]``,
   one pair per distinct card of the hand, sorted by card
 - ``solve(...) -> (deadwood, melds as lists of card ints, unmelded card ints)``
+- ``after_draw_values(hand, cards, wild_rank, aces_high=False, meld_needs_natural=False)
+  -> [int]``: ``expert-v0``'s value of each draw, and ``draw_gains(hands, weights, wild_rank,
+  aces_high=False, meld_needs_natural=False, out_bonus=0.0, draws=None) -> [(penalty, gain)]``:
+  its expected gain of one draw, for several hands (see the functions)
 
 Input (checked in this order): ``wild_rank`` an int, not a bool, in 0..13 (0: no wilds);
-``hand`` an iterable of at most ``MAX_CARDS`` (40) cards, each an int, not a bool, in 0..51.
+``hand`` an iterable of at most ``MAX_CARDS`` (40) cards, each an int, not a bool, in 0..51;
+for ``after_draw_values`` and each hand of ``draw_gains``, at most 39 (the drawn card makes
+40); then ``cards`` an iterable of card ints (any number), or ``weights`` 52 real numbers,
+``out_bonus`` a real number and ``draws`` None or one int in 0..2**52 - 1 per hand.
 
 Terminology (used throughout the engine):
 
@@ -41,6 +49,7 @@ most of its least penalties come from a table-driven method with the same answer
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Iterable
 
@@ -66,22 +75,33 @@ def _as_int(value: object) -> int | None:
 
 def check_input(hand: Iterable[int], wild_rank: int) -> tuple[list[int], int]:
     """(cards, wild rank) as plain ints, or the error the C backend raises for the same input."""
+    wild = _check_wild(wild_rank)
+    return check_cards(hand, "hand", MAX_CARDS), wild
+
+
+def _check_wild(wild_rank: int) -> int:
     wild = _as_int(wild_rank)
     if wild is None:
         kind = "a bool, not an int" if isinstance(wild_rank, bool) else "not an int"
         raise TypeError(f"wild_rank={wild_rank!r} is {kind}: {_WILD_RANKS}")
     if not 0 <= wild <= 13:
         raise ValueError(f"wild_rank={wild} is not allowed: {_WILD_RANKS}")
-    if type(hand) is list or type(hand) is tuple:
-        items = hand
+    return wild
+
+
+def check_cards(cards: Iterable[int], what: str, max_cards: int | None = None) -> list[int]:
+    """``cards`` as a list of plain ints, or the error the C backend raises: ``what`` ("hand"
+    or "cards") names the argument; ``max_cards`` bounds its length (None: any)."""
+    if type(cards) is list or type(cards) is tuple:
+        items = cards
     else:
         try:
-            items = list(hand)
+            items = list(cards)
         except TypeError:
-            raise TypeError("hand must be a sequence of card ints") from None
-    if len(items) > MAX_CARDS:
-        raise ValueError(f"hand has {len(items)} cards: the solver takes at most {MAX_CARDS}")
-    cards = []
+            raise TypeError(f"{what} must be a sequence of card ints") from None
+    if max_cards is not None and len(items) > max_cards:
+        raise ValueError(f"{what} has {len(items)} cards: the solver takes at most {max_cards}")
+    out = []
     for item in items:
         card = _as_int(item)
         if card is None:
@@ -89,8 +109,8 @@ def check_input(hand: Iterable[int], wild_rank: int) -> tuple[list[int], int]:
             raise TypeError(f"card {item!r} is {kind}: cards are ints 0..51")
         if not 0 <= card <= 51:
             raise ValueError(f"{card} is not a card int: allowed 0..51")
-        cards.append(card)
-    return cards, wild
+        out.append(card)
+    return out
 
 
 # --------------------------------------------------------------------------- the search
@@ -188,14 +208,138 @@ def solve(hand: Iterable[int], wild_rank: int, aces_high: bool = False,
           meld_needs_natural: bool = False) -> tuple[int, Melds, list[int]]:
     """Least penalty of ``hand``, one best arrangement and its unmelded cards."""
     cards, wild = check_input(hand, wild_rank)
+    return _arrange(_Search(cards, wild, bool(aces_high), bool(meld_needs_natural)))
+
+
+def after_draw_values(hand: Iterable[int], cards: Iterable[int], wild_rank: int, aces_high: bool = False,
+                      meld_needs_natural: bool = False) -> list[int]:
+    """For each card ``u`` of ``cards``: the least penalty of ``hand + [u]`` less the highest
+    unmelded value of ``solve``'s arrangement (a wild costs its own rank's value, min(rank,
+    10)), or, when that arrangement melds every card, the least penalty after the best
+    discard. ``expert-v0`` values a draw by it (an upper bound of the penalty after drawing
+    ``u`` and discarding best, exact when fully melded)."""
+    held, wild = check_input(hand, wild_rank)
+    _check_room_for_a_draw(held, "after_draw_values")
+    drawn = check_cards(cards, "cards")
+    return _after_draw_values(held, drawn, wild, bool(aces_high), bool(meld_needs_natural))
+
+
+ALL_DRAWS = (1 << 52) - 1
+_DRAWS_HINT = "use a mask of card ints, bit u set to weigh drawing card u (0 <= draws < 2**52)"
+
+
+def draw_gains(hands: Iterable[Iterable[int]], weights: Iterable[float], wild_rank: int, aces_high: bool = False,
+               meld_needs_natural: bool = False, out_bonus: float = 0.0,
+               draws: Iterable[int] | None = None) -> list[tuple[int, float]]:
+    """Per hand, (its least penalty, the expected gain of one draw): the sum, over the cards ``u``
+    of its mask in ``draws`` (None: every card) with ``weights[u]`` not <= 0, of ``weights[u] *
+    (penalty - a + (out_bonus if a == 0 else 0))`` where ``a``, the ``after_draw_values`` of
+    ``u``, is below the penalty; added up in card order; ``(0, 0.0)`` when the penalty is 0.
+    ``expert-v0``'s lookahead, for every hand its discards would leave at once."""
+    wild = _check_wild(wild_rank)
+    if type(hands) is list or type(hands) is tuple:
+        items = hands
+    else:
+        try:
+            items = list(hands)
+        except TypeError:
+            raise TypeError("hands must be a sequence of hands (each a sequence of card ints)") from None
+    held = []
+    for i, hand in enumerate(items):
+        try:
+            cards = check_cards(hand, "hand", MAX_CARDS)
+            _check_room_for_a_draw(cards, "draw_gains")
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"hands[{i}]: {exc}") from None
+        held.append(cards)
+    if type(weights) is list or type(weights) is tuple:
+        chances = weights
+    else:
+        try:
+            chances = list(weights)
+        except TypeError:
+            raise TypeError("weights must be a sequence of 52 numbers (one per card int)") from None
+    if len(chances) != 52:
+        raise ValueError(f"weights has {len(chances)} entries: it takes one per card int, 52")
+    chances = [_real(w, f"weights[{u}] = {w!r}") for u, w in enumerate(chances)]
+    bonus = _real(out_bonus, f"out_bonus={out_bonus!r}")
+    masks = [ALL_DRAWS] * len(held) if draws is None else _check_draws(draws, len(held))
     aces_high, meld_needs_natural = bool(aces_high), bool(meld_needs_natural)
-    search = _Search(cards, wild, aces_high, meld_needs_natural)
-    types = search.types
+    out = []
+    for cards, mask in zip(held, masks):
+        search = _Search(cards, wild, aces_high, meld_needs_natural)
+        penalty = search.best(search.start, search.num_wilds, 0)
+        if penalty == 0:
+            out.append((0, 0.0))
+            continue
+        drawn = [u for u in range(52) if mask >> u & 1 and not chances[u] <= 0.0]
+        gain = 0.0
+        for u, a in zip(drawn, _after_draw_values(cards, drawn, wild, aces_high, meld_needs_natural)):
+            if a < penalty:
+                gain += chances[u] * (penalty - a + (bonus if a == 0 else 0.0))
+        out.append((penalty, gain))
+    return out
+
+
+def _check_draws(draws: Iterable[int], num_hands: int) -> list[int]:
+    if type(draws) is list or type(draws) is tuple:
+        items = draws
+    else:
+        try:
+            items = list(draws)
+        except TypeError:
+            raise TypeError("draws must be None or a sequence of masks, one per hand") from None
+    if len(items) != num_hands:
+        raise ValueError(f"draws has {len(items)} masks: it takes one per hand, {num_hands}")
+    masks = []
+    for i, draw in enumerate(items):
+        mask = _as_int(draw)
+        if mask is None:
+            raise TypeError(f"draws[{i}]={draw!r} is not an int: {_DRAWS_HINT}")
+        if not 0 <= mask <= ALL_DRAWS:
+            raise ValueError(f"draws[{i}]={draw!r} is not allowed: {_DRAWS_HINT}")
+        masks.append(mask)
+    return masks
+
+
+def _check_room_for_a_draw(held: list[int], entry: str) -> None:
+    if len(held) == MAX_CARDS:
+        raise ValueError(f"hand has {MAX_CARDS} cards: {entry} adds one, and the solver takes at most {MAX_CARDS}")
+
+
+def _real(value: object, what: str) -> float:
+    """``value`` as a float (what ``float()`` takes, less bools and strings), else a TypeError."""
+    if not isinstance(value, (bool, str, bytes, bytearray)):
+        try:
+            return float(value)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+    raise TypeError(f"{what} is not a real number")
+
+
+def _after_draw_values(held: list[int], drawn: list[int], wild: int, aces_high: bool,
+                       meld_needs_natural: bool) -> list[int]:
+    values = [min(c % 13 + 1, 10) if c % 13 + 1 == wild else card_value(c % 13 + 1, aces_high=aces_high)
+              for c in range(52)]
+    out = []
+    for u in drawn:
+        search = _Search(held + [u], wild, aces_high, meld_needs_natural)
+        total, _, dead = _arrange(search)
+        if dead:
+            out.append(total - max(values[c] for c in dead))
+        else:
+            out.append(min(search.best(*search.without(c), 0) for c in set(held + [u])))
+    return out
+
+
+def _arrange(search: _Search) -> tuple[int, Melds, list[int]]:
+    """``solve``'s answer: walk one best path of the search, laying out each meld."""
+    types, aces_high, meld_needs_natural = search.types, search.aces_high, search.meld_needs_natural
     total = search.best(search.start, search.num_wilds, 0)
     melds: Melds = []
     kinds: list[str | int] = []
     dead: list[int] = []
-    spare = list(search.wilds)
+    spare = search.wilds[::-1]  # popped from the end: wilds are used in hand order, as in C
     rem, w, room, target = search.start, search.num_wilds, 0, total
     while any(rem):
         for local, meld, child, cw, croom in search.options(rem, w, room):
@@ -218,13 +362,10 @@ def solve(hand: Iterable[int], wild_rank: int, aces_high: bool = False,
 
 
 def _choices(limits: list[int], first_min: int):
-    """Every tuple of counts 0..limit (the first at least ``first_min``)."""
-    if not limits:
-        yield ()
-        return
-    for rest in _choices(limits[1:], 0):
-        for k in range(first_min, limits[0] + 1):
-            yield (k, *rest)
+    """Every tuple of counts 0..limit (the first at least ``first_min``), in the C search's
+    order: lexicographic, the first count the most significant (so ties between equally good
+    sets go the same way in both backends, and ``solve`` returns the same arrangement)."""
+    return itertools.product(range(first_min, limits[0] + 1), *(range(limit + 1) for limit in limits[1:]))
 
 
 def _runs(rem, t0, suit, start, w, type_at, *, up: bool):
@@ -275,6 +416,7 @@ def _lay_run(positions, need, types, spare, aces_high) -> tuple[list[int], int]:
 def _place_leftover_wilds(melds, kinds, spare, dead, meld_needs_natural, top_slot) -> None:
     """Put unused wilds where the solver's leaf rule says they go.
 
+    ``spare`` holds the unused wilds, the next to place last (they go in hand order, as in C).
     ``kinds[i]`` is ``"set"`` or, for a run, the slot of its highest card; a wild joins a run
     above its top when there is a slot there, else below its low end, so runs stay in slot order.
     """
@@ -282,12 +424,12 @@ def _place_leftover_wilds(melds, kinds, spare, dead, meld_needs_natural, top_slo
         return
     sets = [m for m, k in zip(melds, kinds) if k == "set"]
     if sets:
-        sets[0].extend(spare)
+        sets[0].extend(reversed(spare))
         spare.clear()
         return
     room = sum(13 - len(m) for m in melds)
     if room < len(spare) and len(spare) >= 3 and not meld_needs_natural:
-        melds.append(list(spare))
+        melds.append(spare[::-1])
         spare.clear()
         return
     for i, m in enumerate(melds):
@@ -297,5 +439,5 @@ def _place_leftover_wilds(melds, kinds, spare, dead, meld_needs_natural, top_slo
                 kinds[i] += 1
             else:
                 m.insert(0, spare.pop())
-    dead.extend(spare)
+    dead.extend(reversed(spare))
     spare.clear()

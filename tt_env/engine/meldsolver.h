@@ -1,9 +1,11 @@
 /*
  * Shared declarations of the C meld solver (the extension tt_env.engine._meldsolver).
  *
- * _meldsolver.c   Python glue: argument parsing and input checks, the three entry points.
+ * _meldsolver.c   Python glue: argument parsing and input checks, the entry points; the
+ *                 draw entry points' glue in _meldsolver_draws.c (shared parts: meldsolver_py.h).
  * meld_fast.c     the fast exact path for least penalties (per-suit tables plus sets).
  * meld_search.c   the general exact search (any hand), and the arrangement of best_melds.
+ * meld_draws.c    the value of each possible draw (after_draw_values, draw_gains).
  *
  * Vocabulary as in melds_py.py: a natural is a card not of the wild rank; a card int is
  * suit * 13 + rank - 1.
@@ -14,7 +16,7 @@
 #include <stdint.h>
 
 #define MAX_CARDS 40
-#define MAX_TYPES 40
+#define MAX_TYPES 52   /* a universe of after_draw_values may hold every natural */
 
 /* A checked hand: natural-card counts by card int, and the wild cards in hand order. The
    fast path's view is kept alongside (hand_add/hand_remove keep both in step): per suit the
@@ -60,6 +62,17 @@ typedef struct {
     uint64_t dim;      /* W + 1 */
 } Ctx;
 
+/* The memo key of a search, ((state * dim + w) * dim + room) + 1 with dim = wilds + 1 and the
+   state a mixed-radix number (radix: a type's count + 1), is below 2^TT_KEY_BITS when the
+   bits of every radix (tt_radix_bits) and twice those of dim add up to at most TT_KEY_BITS. */
+#define TT_KEY_BITS 63
+
+static inline int tt_radix_bits(int radix) {   /* ceil(log2(radix)) */
+    int bits = 0;
+    while ((1 << bits) < radix) bits++;
+    return bits;
+}
+
 static inline int tt_card_value(int rank, int aces_high) {
     if (rank == 1) return aces_high ? 15 : 1;
     return rank < 10 ? rank : 10;
@@ -77,5 +90,21 @@ int tt_memo_init(void);
 void tt_search_init(Ctx *c, const Hand *h);           /* also starts a fresh memo */
 int tt_search_penalty(Ctx *c, int removed_card);       /* removed_card -1: the whole hand */
 int tt_search_arrange(Ctx *c, const Hand *h, Arrangement *out);  /* 0, or -1: internal error */
+
+/* One search, one memo, for many hands (after_draw_values): a universe holds counts[card]
+   copies of each natural and max_wilds wilds (the most that any of its hands holds); its
+   sub-hands share the memo. tt_search_outcome: the least penalty of the hand h of the
+   universe, and in *top the highest unmelded value (a wild: its rank's value, ace 1) of the
+   arrangement tt_search_arrange would lay out for h alone (0: every card melded). `rules`
+   gives the wild rank and options. */
+void tt_search_init_universe(Ctx *c, const int *counts, int max_wilds, const Hand *rules);
+int tt_search_outcome(Ctx *c, const Hand *h, int *top);
+
+/* draws (meld_draws.c): out[i] = the value of drawing drawn[i] into hands[which[i]] (each of
+   at most 39 cards, all under the same rules). tt_draw_gains: per hand, its least penalty and
+   the expected gain of one draw over the cards of draws[h] (draw_gains); -1: out of memory. */
+void tt_draw_values(const Hand *const *hands, const int *which, const int *drawn, int n, int *out);
+int tt_draw_gains(const Hand *const *hands, int num_hands, const double *weights, const uint64_t *draws,
+                  double out_bonus, int *penalties, double *gains);
 
 #endif
