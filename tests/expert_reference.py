@@ -280,7 +280,7 @@ def reference_expert_scores(expert: ReferenceExpertAgent, observation: np.ndarra
     for c in sorted(set(legal)):
         p = expert.penalty(without(hand, c), wild)
         if p == 0:
-            return [(DISCARD_BASE + c, -1e9)]
+            return [(DISCARD_BASE + c, -float("inf"))]  # (the prototype's -1e9; -inf in tt_env.agents.ismcts)
         scored.append((discard_key(p, c, wild, expert.aces_high), c))
     scored.sort()
     best_p = scored[0][0][0]

@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 ENGINE_MODULES = ("tt_env.engine", "tt_env.engine.cards", "tt_env.engine.rules", "tt_env.engine.melds",
                   "tt_env.engine.melds_py", "tt_env.engine.cardlist", "tt_env.engine.game")

@@ -32,6 +32,7 @@ depend on the machine. Same observation and same ``rng`` state, same action.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
