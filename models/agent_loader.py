@@ -10,7 +10,7 @@ the usual choice for evaluation: the numbers in the README are for it); with
 ``greedy=False`` it samples from the masked policy with the ``rng`` it is given.
 
 It decides one observation (``act``) or many at once (``act_batch``, what the evaluator uses
-for games played side by side: one preprocess and one forward pass for the batch). Both run
+for games played side by side: one preprocess and a few forward passes for the batch). Both run
 the network through :class:`models.batch_policy.BatchPolicy`, whose rows do not depend on the
 batch, so the agent makes the same choice for an observation however it is asked: alone, in
 a batch of any size, in any position (``tests/test_eval_batch.py``).
@@ -57,7 +57,7 @@ class CheckpointAgent:
     @torch.inference_mode()
     def act_batch(self, observations: Sequence[np.ndarray] | np.ndarray, action_masks: Sequence[np.ndarray] | np.ndarray,
                   rngs: Sequence[np.random.Generator]) -> list[int]:
-        """:meth:`act` for each row: one preprocess and one forward pass for the batch.
+        """:meth:`act` for each row: one preprocess and a few forward passes for the batch.
 
         Row ``i`` samples with ``rngs[i]`` (``greedy=False``); its choice is the same whatever
         the batch it comes in (module docstring).

@@ -20,7 +20,7 @@ from tt_env.engine.melds import least_penalty
 from tt_env.engine.rules import Rules
 from tt_env.observation import OBS_VERSION, encode, get_layout
 from training import evaluate as ev
-from training.duplicate import play_deals, run_deals
+from training.duplicate import deal_blocks, play_deals, run_deals
 from training.eval_stats import summarize
 from training.run_utils import evaluate_agent
 
@@ -262,6 +262,15 @@ def test_one_agent_object_in_two_seats_batches_both(tmp_path):
     batched = run_deals([agent, agent], SHORT, 4, seed=1, batch_size=8)
     assert max(sizes) == 8  # 8 games, every one waiting on the same object
     assert plays(batched) == plays(run_deals([agent, agent], SHORT, 4, seed=1, batch_size=1))
+
+
+@pytest.mark.parametrize("num_deals,workers,batch_size", [(400, 2, 256), (400, 2, 1), (7, 3, 256), (2000, 2, 256),
+                                                        (1, 4, 5)])
+def test_worker_blocks_cover_every_deal_once_in_order(num_deals, workers, batch_size):
+    blocks = deal_blocks(num_deals, workers, batch_size, num_agents=2)
+    assert [d for b in blocks for d in b] == list(range(num_deals))
+    assert len(blocks) >= min(num_deals, 4 * workers) or batch_size == 1
+    assert max(len(b) for b in blocks) <= (8 if batch_size == 1 else 2 * batch_size)
 
 
 class _CountingBatcher:

@@ -42,7 +42,7 @@ from tt_env.engine import game
 from tt_env.engine.rules import Rules
 from tt_env.observation import encode
 
-DEFAULT_BATCH_SIZE = 128
+DEFAULT_BATCH_SIZE = 256
 """Games each worker plays side by side when an agent can batch (``run_deals(batch_size=...)``)."""
 
 
@@ -290,15 +290,16 @@ def run_deals(specs: Sequence[str | Agent], rules: Rules, num_deals: int, seed: 
 def deal_blocks(num_deals: int, workers: int, batch_size: int, num_agents: int) -> list[range]:
     """Deals ``0 .. num_deals - 1`` cut into the tasks of ``workers`` processes, in order.
 
-    One game at a time: blocks of up to 8 deals, about 8 per worker. Side by side: a block
-    holds the deals of at least ``batch_size`` games (and up to four times that, so the
-    batches stay full most of the block), about 4 blocks per worker to balance the load.
+    One game at a time: blocks of up to 8 deals, about 8 per worker. Side by side: about 4
+    blocks per worker, to balance the load, each of at most four times the deals of
+    ``batch_size`` games (a block's games are played side by side, its last ones in smaller
+    batches).
     """
     if batch_size == 1:
         size = max(1, min(8, num_deals // (workers * 8)))
     else:
         per_table = -(-batch_size // num_agents)  # deals that fill batch_size games
-        size = max(per_table, min(4 * per_table, num_deals // (workers * 4)))
+        size = max(1, min(4 * per_table, -(-num_deals // (workers * 4))))
     return [range(start, min(start + size, num_deals)) for start in range(0, num_deals, size)]
 
 

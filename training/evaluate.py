@@ -10,7 +10,7 @@ rotation of the seats (``training.duplicate``), so ``games_played = games * N`` 
 agent plays every hand from every seat. Same ``--seed``, same numbers, whatever ``--workers``
 and ``--batch-size``.
 
-``--batch-size N`` (default 128): each worker plays N games side by side and asks a network
+``--batch-size N`` (default 256): each worker plays N games side by side and asks a network
 agent for the decisions of all the games waiting on it in one batched call
 (``training.duplicate``, ``CheckpointAgent.act_batch``); scripted agents still act one game at
 a time. ``--batch-size 1`` plays one game at a time (the path before batching: slower, the
