@@ -12,7 +12,7 @@ a row's result depends on its position in the batch modulo 4.
 (:data:`PASS_ROWS`: a batch is cut into passes of 128 and 32 rows, and the rest padded with
 zero rows, whose logits are dropped, up to passes of 8), with oneDNN and NNPACK off
 (convolutions by im2col and matrix product: one algorithm, and the fastest for these small
-planes). On its first batch it checks (:func:`agreeing_sizes`, on dense random
+planes). On its first batch it checks (:func:`agreeing_sizes`, on seeded dense random
 rows, where kernels that round differently practically always disagree somewhere) that a
 row gets bitwise the same logits at any position of an 8-row pass, among any other rows, and
 the same in a pass of each larger size; a size that fails is not used, and if 8-row passes
@@ -35,7 +35,7 @@ PASS_ROWS = (128, 32, 8)
 """Rows of a forward pass, largest first; a single decision costs a pass of the last (8 rows:
 fewer cost nearly as much, and larger passes are cheaper per row)."""
 PROBE_ROWS = 128
-"""Dense random rows :func:`agreeing_sizes` computes in every pass size and in several orders."""
+"""Seeded random rows (uniform in [0, 1)) :func:`agreeing_sizes` computes in every pass size and in several orders."""
 
 Policy = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 
@@ -140,11 +140,11 @@ class BatchPolicy:
         return out.double().cpu().numpy()
 
     def _first_batch(self, x: torch.Tensor) -> None:
-        """Trace the network and choose the pass sizes, on dense random rows near ``x``'s first rows."""
+        """Trace the network and choose the pass sizes, on seeded random rows shaped like ``x``'s
+        (not on ``x`` itself: every process, whatever its first batch, makes the same choice)."""
+        probes = torch.rand((PROBE_ROWS, x.shape[1]), generator=torch.Generator().manual_seed(0), dtype=x.dtype)
         smallest = PASS_ROWS[-1]
-        self._policy = trace_policy(self.net, padded(x[:smallest], smallest))
-        base = padded(x[:PROBE_ROWS], PROBE_ROWS)
-        noise = torch.randn(base.shape, generator=torch.Generator().manual_seed(0), dtype=base.dtype)
-        self.pass_rows = agreeing_sizes(self._policy, base + 0.5 * noise)
+        self._policy = trace_policy(self.net, probes[:smallest])
+        self.pass_rows = agreeing_sizes(self._policy, probes)
         if not self.pass_rows:
-            self._policy, self.pass_rows = trace_policy(self.net, x[:1]), (1,)
+            self._policy, self.pass_rows = trace_policy(self.net, probes[:1]), (1,)
