@@ -11,6 +11,8 @@ information; they spare the network from having to learn the meld arithmetic.
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from tt_env.engine.melds import discard_penalties, least_penalty
@@ -39,35 +41,56 @@ def split_observation(obs: np.ndarray, num_players: int) -> tuple[np.ndarray, np
 
 def solver_features(obs: np.ndarray, num_players: int, aces_high: bool = False,
                     meld_needs_natural: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """``(planes (B, 3, 52), scalars (B, 3))`` of meld-solver features for a batch of observations."""
+    """``(planes (B, 3, 52), scalars (B, 3))`` of meld-solver features for a batch of observations.
+
+    The solver runs per hand; everything else is done for the whole batch at once.
+    """
     lay = get_layout(num_players)
     batch = obs.shape[0]
     planes = np.zeros((batch, NUM_SOLVER_PLANES, 52), dtype=np.float32)
-    scalars = np.zeros((batch, NUM_SOLVER_SCALARS), dtype=np.float32)
-    hands = np.rint(obs[:, lay.hand:lay.hand + 52]).astype(np.int64)
+    counts = np.rint(obs[:, lay.hand:lay.hand + 52]).astype(np.int64)
+    rows, cols = np.nonzero(counts)
+    repeats = counts[rows, cols]
+    cards = np.repeat(cols, repeats).tolist()  # every hand's card ints, sorted, row after row
+    ends = np.cumsum(counts.sum(axis=1)).tolist()
     tops = obs[:, lay.discard_top:lay.discard_top + 52]
-    wilds = obs[:, lay.wild_rank:lay.wild_rank + 13].argmax(axis=1) + 1
-    draw_phase = obs[:, lay.phase] > 0.5
+    in_view = tops.any(axis=1) & (obs[:, lay.phase] > 0.5)  # draw phase: the top discard is in view
+    top_cards = np.where(in_view, tops.argmax(axis=1), -1).tolist()
+    wilds = (obs[:, lay.wild_rank:lay.wild_rank + 13].argmax(axis=1) + 1).tolist()
+    at_row: list[int] = []
+    at_card: list[int] = []
+    left: list[int] = []
+    nows: list[int] = []
+    bests: list[int] = []
+    start = 0
     for i in range(batch):
-        counts = hands[i]
-        hand = np.repeat(np.arange(52), counts).tolist()
-        wild = int(wilds[i])
+        hand = cards[start:ends[i]]
+        start = ends[i]
+        wild, top = wilds[i], top_cards[i]
         now = least_penalty(hand, wild, aces_high, meld_needs_natural)
-        view = list(hand)
-        top = -1
-        if draw_phase[i] and tops[i].any():
-            top = int(tops[i].argmax())
-            view.append(top)
-        best = now
-        first = True
+        view = hand
+        if top >= 0:
+            view = list(hand)
+            bisect.insort(view, top)
+        best = None
         for c, p in discard_penalties(view, wild, aces_high, meld_needs_natural):
             if c == top:
                 continue  # the card just taken may not be discarded again (default rules)
-            planes[i, 0, c] = 1.0
-            planes[i, 1, c] = p / PENALTY_SCALE
-            if first or p < best:
-                best, first = p, False
-        held = planes[i, 0] > 0
-        planes[i, 2, held] = planes[i, 1, held] - best / PENALTY_SCALE
-        scalars[i] = (now / PENALTY_SCALE, best / PENALTY_SCALE, (now - best) / PENALTY_SCALE)
-    return planes, scalars
+            at_row.append(i)
+            at_card.append(c)
+            left.append(p)
+            if best is None or p < best:
+                best = p
+        nows.append(now)
+        bests.append(now if best is None else best)
+    # the same float32 values as filling row by row: penalty / scale rounded, then the float32 difference
+    best_a = np.asarray(bests, dtype=np.float64)
+    if at_row:
+        r, c = np.asarray(at_row), np.asarray(at_card)
+        rel = (np.asarray(left, dtype=np.float64) / PENALTY_SCALE).astype(np.float32)
+        planes[r, 0, c] = 1.0
+        planes[r, 1, c] = rel
+        planes[r, 2, c] = rel - (best_a / PENALTY_SCALE).astype(np.float32)[r]
+    now_a = np.asarray(nows, dtype=np.float64)
+    scalars = np.stack([now_a / PENALTY_SCALE, best_a / PENALTY_SCALE, (now_a - best_a) / PENALTY_SCALE], axis=1)
+    return planes, scalars.astype(np.float32).reshape(batch, NUM_SOLVER_SCALARS)

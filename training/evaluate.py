@@ -7,7 +7,14 @@ Agents (2 to 6) are registry names (``random-v0``, ``greedy-v0``, ``expert-v0``;
 ``tt_env.agents.register_checkpoint_loader``). All of them sit at one table (N agents: an
 N-player game). ``--games`` is the number of deals; each deal is played once per cyclic
 rotation of the seats (``training.duplicate``), so ``games_played = games * N`` and every
-agent plays every hand from every seat. Same ``--seed``, same numbers, whatever ``--workers``.
+agent plays every hand from every seat. Same ``--seed``, same numbers, whatever ``--workers``
+and ``--batch-size``.
+
+``--batch-size N`` (default 256): each worker plays N games side by side and asks a network
+agent for the decisions of all the games waiting on it in one batched call
+(``training.duplicate``, ``CheckpointAgent.act_batch``); scripted agents still act one game at
+a time. ``--batch-size 1`` plays one game at a time (the path before batching: slower, the
+same numbers).
 
 ## JSON format (``--json PATH``), version ``three-thirteen-evaluation/1``
 
@@ -22,6 +29,9 @@ agent plays every hand from every seat. Same ``--seed``, same numbers, whatever 
 | ``pairwise`` | list of ``{"a", "b", "mean_score_diff", "ci95": [lo, hi]}`` (``ci95`` null with one deal) for every ordered pair: a's mean final score minus b's (negative: a is better) |
 | ``ci_method`` | how the intervals are computed (below) |
 | ``seconds``, ``games_per_second`` | wall time (these and ``ms_per_move`` vary between runs; nothing else does) |
+
+``ms_per_move`` is an agent's thinking time per decision: the time of its ``act`` calls, or,
+for a batched call, the call's time shared evenly among the decisions it made.
 
 ``name`` is the spec, with ``#2``, ``#3`` appended to repeats of one spec. Scores are final
 game totals (lower is better). ``win_rate``: a game's win is shared among the k agents with
@@ -57,7 +67,7 @@ from tt_env.cli_checks import (decks_arg, int_at_least, output_dir_problem, outp
 from tt_env.engine.rules import ACES_OPTIONS, Rules
 from tt_env.jsonio import write_json
 
-from .duplicate import GameRecord, run_deals
+from .duplicate import DEFAULT_BATCH_SIZE, GameRecord, run_deals
 from .eval_stats import CI_METHOD, interval_text, score_lists, summarize
 
 FORMAT = "three-thirteen-evaluation/1"
@@ -67,10 +77,12 @@ APPEND_FLAG = "--append-games"
 
 
 def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = None, workers: int = 1,
-             progress: bool = False, allow_rule_mismatch: bool = False) -> tuple[dict, list]:
+             progress: bool = False, allow_rule_mismatch: bool = False,
+             batch_size: int = DEFAULT_BATCH_SIZE) -> tuple[dict, list]:
     """Play ``games`` deals among ``specs``; returns (the JSON report, the per-deal game records).
 
     ``allow_rule_mismatch``: checkpoint agents may play scoring rules they were not trained for.
+    ``batch_size``: games played side by side in each worker (1: one at a time; same numbers).
     """
     if not MIN_AGENTS <= len(specs) <= MAX_AGENTS:
         raise ValueError(f"{len(specs)} agents given: evaluate {MIN_AGENTS} to {MAX_AGENTS} agents")
@@ -78,6 +90,8 @@ def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = 
         raise ValueError(f"--games {games} is not allowed: play at least 1 game")
     if seed < 0:
         raise ValueError(f"--seed {seed} is not allowed: seeds are integers >= 0")
+    if batch_size < 1:
+        raise ValueError(f"--batch-size {batch_size} is not allowed: play 1 or more games side by side")
     rules = rules or Rules(num_players=len(specs))
     if rules.num_players != len(specs):
         raise ValueError(f"{len(specs)} agents need num_players={len(specs)}, got {rules.num_players}")
@@ -89,9 +103,11 @@ def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = 
                       transient=True) as bar:
             task = bar.add_task("deals", total=games)
             deals = run_deals(list(specs), rules, games, seed, workers,
-                              on_deal=lambda _records: bar.advance(task), allow_rule_mismatch=allow_rule_mismatch)
+                              on_deal=lambda _records: bar.advance(task), allow_rule_mismatch=allow_rule_mismatch,
+                              batch_size=batch_size)
     else:
-        deals = run_deals(list(specs), rules, games, seed, workers, allow_rule_mismatch=allow_rule_mismatch)
+        deals = run_deals(list(specs), rules, games, seed, workers, allow_rule_mismatch=allow_rule_mismatch,
+                          batch_size=batch_size)
     seconds = time.perf_counter() - start
     played = games * len(specs)
     report = {
@@ -177,6 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="deals (>= 1), each played once per seating (default 200)")
     parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the deals and the agents, >= 0 (default 0)")
     parser.add_argument("--workers", type=int_at_least(1), default=1, help="worker processes, >= 1 (default 1)")
+    parser.add_argument("--batch-size", type=int_at_least(1), default=DEFAULT_BATCH_SIZE, metavar="N",
+                        help=f"games each worker plays side by side, batching the decisions of network agents, "
+                             f">= 1 (default {DEFAULT_BATCH_SIZE}); 1 plays one game at a time (same numbers)")
     parser.add_argument("--json", metavar="PATH", help="write the report as JSON to the file PATH")
     parser.add_argument("--plot", metavar="PATH",
                         help="write a picture of the score distributions to PATH (.png, .svg or .pdf)")
@@ -258,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     try:
         rules = rules_from_args(args, len(args.agents))
         report, deals = evaluate(args.agents, args.games, args.seed, rules, args.workers, progress=not args.quiet,
-                                 allow_rule_mismatch=args.allow_rule_mismatch)
+                                 allow_rule_mismatch=args.allow_rule_mismatch, batch_size=args.batch_size)
     except (ValueError, OSError) as exc:  # bad rules, agents, checkpoints: found before the first game
         parser.error(str(exc))
     print_report(report)

@@ -23,7 +23,7 @@ import numpy as np
 from tt_env.engine.rules import Rules
 from tt_env.jsonio import write_json
 
-from .duplicate import run_deals
+from .duplicate import DEFAULT_BATCH_SIZE, run_deals
 
 
 @dataclass
@@ -45,15 +45,19 @@ class EvalResult:
 
 
 def evaluate_agent(agent: Any, opponents: Sequence[str], rules: Rules, deals: int, seed: int,
-                   on_deal: Callable[[list], None] | None = None) -> list[EvalResult]:
+                   on_deal: Callable[[list], None] | None = None,
+                   batch_size: int = DEFAULT_BATCH_SIZE) -> list[EvalResult]:
     """Play ``deals`` duplicate deals of ``agent`` against each opponent (all other seats).
 
     ``on_deal`` is called after every deal (a training script stops a long evaluation from it).
+    ``batch_size`` games are played side by side, the decisions of an agent with ``act_batch``
+    (a :class:`models.agent_loader.CheckpointAgent`) batched (``training.duplicate``); the
+    results are the same with any ``batch_size`` (1: one game at a time).
     """
     results = []
     n = rules.num_players
     for name in opponents:
-        records = run_deals([agent] + [name] * (n - 1), rules, deals, seed, on_deal=on_deal)
+        records = run_deals([agent] + [name] * (n - 1), rules, deals, seed, on_deal=on_deal, batch_size=batch_size)
         per_deal, wins = [], []
         for deal in records:
             diffs = [g.scores[0] - float(np.mean(g.scores[1:])) for g in deal]
