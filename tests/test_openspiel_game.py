@@ -460,15 +460,17 @@ def test_a_checkpoint_agent_plays_as_a_bot() -> None:
 
 
 def test_the_ismcts_agent_plays_as_a_bot() -> None:
-    """``ismcts-v0`` (an agent object while it is a prototype; by name once it is registered)."""
+    """``ismcts-v0`` by name, and as an agent object with a small budget."""
     from open_spiel.python.algorithms.evaluate_bots import evaluate_bots
 
     from tt_env.agents.ismcts import ISMCTSAgent
 
     game = load(rounds="1,2")
-    bots = [make_bot(ISMCTSAgent(game.rules, iterations=10), game, 0, seed=0), make_bot("greedy-v0", game, 1, seed=1)]
+    small = ISMCTSAgent(game.rules, worlds=4, min_worlds=2)
+    bots = [make_bot(small, game, 0, seed=0), make_bot("ismcts-v0", game, 1, seed=1)]
     returns = evaluate_bots(game.new_initial_state(), bots, np.random.RandomState(2))
-    assert len(returns) == 2 and abs(sum(returns)) < 1e-12 and bots[0].agent.name == "ismcts-v0"
+    assert len(returns) == 2 and abs(sum(returns)) < 1e-12
+    assert bots[0].agent.name == bots[1].agent.name == "ismcts-v0"
 
 
 def test_readme_example_runs() -> None:
