@@ -96,3 +96,13 @@ def test_leaderboard_table_and_player_counts(tmp_path, capsys):
     assert "| expert-v0 (reference) | 0 | 0.500 | 0 | 0.333 |" in table and "| ppo-2p-v0 |" in table
     saved = json.loads(out.read_text())
     assert saved["format"] == "three-thirteen-leaderboard/1" and len(saved["rows"]) == 3
+
+
+def test_leaderboard_default_agents_exist():
+    """The default list names only agents that load: the scripted ones and the shipped checkpoints."""
+    from models.agent_loader import SHIPPED
+
+    agents = leaderboard.default_agents()
+    assert {"random-v0", "greedy-v0", "ismcts-v0"} <= set(agents) and set(SHIPPED) <= set(agents)
+    for a in agents:
+        leaderboard.players_of(a)  # raises for an agent that does not exist

@@ -28,7 +28,14 @@ from .duplicate import run_deals
 from .eval_stats import Z95, interval_text, win_rate_ci
 
 REFERENCE = "expert-v0"
-DEFAULT_AGENTS = ("random-v0", "greedy-v0", "ismcts-v0", "ppo-2p-v0", "ppo-2p-v1", "ppo-3p-v0", "ppo-4p-v0")
+SCRIPTED = ("random-v0", "greedy-v0", "ismcts-v0")
+
+
+def default_agents() -> list[str]:
+    """The scripted agents and every shipped checkpoint (``models.agent_loader.SHIPPED``)."""
+    from models.agent_loader import SHIPPED
+
+    return [*SCRIPTED, *SHIPPED]
 FORMAT = "three-thirteen-leaderboard/1"
 
 
@@ -87,8 +94,8 @@ def markdown(rows: Sequence[dict]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(prog="python -m training.leaderboard", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--agents", nargs="+", default=list(DEFAULT_AGENTS),
-                        help=f"agents to rank (default: {' '.join(DEFAULT_AGENTS)})")
+    parser.add_argument("--agents", nargs="+", default=None,
+                        help=f"agents to rank (default: {' '.join(default_agents())})")
     parser.add_argument("--players", nargs="+", type=int_at_least(2), default=[2, 3, 4],
                         help="player counts (default 2 3 4)")
     parser.add_argument("--deals", type=int_at_least(1), default=100, help="duplicate deals per cell (default 100)")
@@ -98,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
     parser.add_argument("--workers", type=int_at_least(1), default=1, help="worker processes (default 1)")
     parser.add_argument("--json", metavar="PATH", help="write the rows as JSON to PATH")
     args = parser.parse_args(argv)
+    args.agents = args.agents or default_agents()
     if args.json:
         problem = output_file_problem(args.json, suffixes=(".json",))
         if problem:

@@ -9,7 +9,8 @@ with availability counts, expands one node, plays the rest of the round out with
 policy (``expert-v0`` by default) and backs up each seat's round points relative to the others
 (the objective that adds up to the game's). Going out is automatic, as in the env.
 
-What makes it stronger than the expert it is built on, within a fraction of a second:
+What it adds to the expert it is built on, within a fraction of a second (whether that makes it
+stronger is measured in the README's search section, not assumed here):
 
 - **a prior:** the root's candidates are expert-v0's best ``candidates`` moves
   (:func:`expert_scores`); a decision with one candidate (a forced move, the last turn, a
@@ -238,7 +239,7 @@ class ISMCTSAgent:
         used = 0
         choice = candidates[0]
         while used < self.worlds:
-            block = min(self.min_worlds if used == 0 else self.min_worlds, self.worlds - used)
+            block = min(self.min_worlds, self.worlds - used)
             for _ in range(block):
                 seed = int(rng.integers(2 ** 62))
                 world = sample_world(observation, self.rules, np.random.default_rng(seed), action_mask=mask,
