@@ -131,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
             row = versus_reference(a, n, deals_for.get(a, args.deals), args.seed, args.workers)
             rows.append(row)
             print(f"{a} at {n} players: {row['score_diff']:+.2f} {interval_text(row['ci95'], '+.2f')}, "
-                  f"win rate {row['win_rate']:.3f}, {row['ms_per_move']:.1f} ms/move, {row['seconds']:.0f} s",
+                  f"win rate {row['win_rate']:.3f}, {row['ms_per_move']:.3g} ms/move, {row['seconds']:.0f} s",
                   flush=True)
             if args.json:
                 write_json(args.json, {"format": FORMAT, "seed": args.seed, "reference": REFERENCE, "rows": rows})

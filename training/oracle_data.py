@@ -92,16 +92,30 @@ def _work(index: int) -> tuple[int, list[tuple]]:
 
 
 def collect(rules: Rules, games: int, seed: int, candidates: int, rollouts: int, keep: float,
-            workers: int = 1, start: int = 0) -> list[tuple]:
-    """The positions of games ``start .. start + games - 1``, in game order whatever ``workers``."""
+            workers: int = 1, start: int = 0, progress: bool = False) -> list[tuple]:
+    """The positions of games ``start .. start + games - 1``, in game order whatever ``workers``.
+
+    ``progress`` shows a bar of games done (tqdm, on stderr): a 2-player game costs about a
+    minute and a half of one core at ``rollouts=6, keep=0.5``.
+    """
+    from tqdm import tqdm
+
     indices = range(start, start + games)
+    bar = tqdm(total=games, unit="game", disable=not progress, desc="oracle games")
     if workers == 1:
         _init(rules.to_dict(), seed, candidates, rollouts, keep)
-        results = [_work(i) for i in indices]
+        results = []
+        for i in indices:
+            results.append(_work(i))
+            bar.update()
     else:
         ctx = multiprocessing.get_context("spawn")
         with ctx.Pool(workers, initializer=_init, initargs=(rules.to_dict(), seed, candidates, rollouts, keep)) as pool:
-            results = list(pool.imap_unordered(_work, indices))
+            results = []
+            for r in pool.imap_unordered(_work, indices):
+                results.append(r)
+                bar.update()
+    bar.close()
     results.sort(key=lambda r: r[0])
     return [row for _, rows in results for row in rows]
 
@@ -130,6 +144,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the games (default 0)")
     parser.add_argument("--workers", type=int_at_least(1), default=1, help="worker processes (default 1)")
     parser.add_argument("--out", required=True, help="the .npz file to write")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if not 0.0 < args.keep <= 1.0:
         parser.error(f"--keep {args.keep} is not allowed: use a share in (0, 1]")
@@ -141,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     rules = Rules(num_players=args.players)
     t0 = time.perf_counter()
     rows = collect(rules, args.games, args.seed, args.candidates, args.rollouts, args.keep, args.workers,
-                   args.first_game)
+                   args.first_game, progress=not args.quiet)
     if not rows:
         parser.error("no position was recorded: play more games or raise --keep")
     arrays = to_arrays(rows, args.candidates)
