@@ -106,3 +106,17 @@ def test_leaderboard_default_agents_exist():
     assert {"random-v0", "greedy-v0", "ismcts-v0"} <= set(agents) and set(SHIPPED) <= set(agents)
     for a in agents:
         leaderboard.players_of(a)  # raises for an agent that does not exist
+
+
+def test_anchor_keeps_the_expert_where_the_values_do_not_outweigh_it():
+    """A target that puts 0.9 on expert-v0's choice outweighs a 20-point preference at temperature 2
+    (0.9 + 0.1 * 0 against 0.1 * 1): the anchored fit keeps the expert, the free fit leaves it."""
+    data = _synthetic()
+    common = dict(net_kwargs={"channels": 8, "hidden": 16, "expert_features": True, "solver_features": True},
+                  epochs=4, batch=64, lr=5e-3, temperature=2.0, validation=0.2, seed=0, log=lambda *_: None)
+    _, anchored = imitate.fit(data, anchor=0.9, **common)
+    assert all(h["val_deviation"] < 0.1 for h in anchored["history"])
+    _, free = imitate.fit(data, **common)
+    assert max(h["val_deviation"] for h in free["history"]) > 0.3
+    with pytest.raises(ValueError, match="anchor"):
+        imitate.fit(data, anchor=1.0, **common)

@@ -62,8 +62,14 @@ def oracle_gain(net: PolicyValueNet, x: torch.Tensor, cands: torch.Tensor, q: to
 
 
 def fit(data: dict[str, np.ndarray], *, net_kwargs: dict, epochs: int, batch: int, lr: float, temperature: float,
-        validation: float, seed: int, log=print) -> tuple[PolicyValueNet, dict]:
-    """Train a fresh network on ``data``; returns it (best held-out epoch) and the training history."""
+        validation: float, seed: int, anchor: float = 0.0, log=print) -> tuple[PolicyValueNet, dict]:
+    """Train a fresh network on ``data``; returns it (best held-out epoch) and the training history.
+
+    ``anchor`` moves that share of each target onto expert-v0's own choice: with noisy values,
+    the network then leaves the expert only where the values favour another move consistently.
+    """
+    if not 0.0 <= anchor < 1.0:
+        raise ValueError(f"anchor={anchor!r} is not allowed: use a share in [0, 1)")
     torch.manual_seed(seed)
     rules = Rules.from_dict(data["meta"]["rules"])
     net = build_network("cardnet", num_players=rules.num_players, aces_high=rules.aces_high,
@@ -74,7 +80,8 @@ def fit(data: dict[str, np.ndarray], *, net_kwargs: dict, epochs: int, batch: in
     cands = torch.as_tensor(data["cands"].astype(np.int64))
     q = torch.as_tensor(data["q"])
     valid = cands >= 0
-    target = torch.softmax((q / temperature).masked_fill(~valid, -math.inf), dim=1)
+    target = torch.softmax((q / temperature).masked_fill(~valid, -math.inf), dim=1) * (1.0 - anchor)
+    target[:, 0] += anchor
     n = len(x)
     split = int(round(n * (1.0 - validation)))
     train_idx, val_idx = torch.arange(split), torch.arange(split, n)
@@ -119,6 +126,8 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--lr", type=positive_float(), default=1e-3, help="Adam learning rate (default 1e-3)")
     parser.add_argument("--temperature", type=positive_float(), default=2.0,
                         help="points per unit of the target's logits (default 2)")
+    parser.add_argument("--anchor", type=float, default=0.0,
+                        help="share of each target put on expert-v0's own choice, in [0, 1) (default 0)")
     parser.add_argument("--validation", type=positive_float(0.9), default=0.1,
                         help="share of positions held out, from the end (default 0.1)")
     parser.add_argument("--channels", type=int_at_least(1), default=DEFAULT_NET["channels"])
@@ -126,6 +135,8 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--hidden", type=int_at_least(1), default=DEFAULT_NET["hidden"])
     parser.add_argument("--seed", type=seed_arg, default=0)
     args = parser.parse_args(argv)
+    if not 0.0 <= args.anchor < 1.0:
+        parser.error(f"--anchor {args.anchor} is not allowed: use a share in [0, 1)")
     problem = output_file_problem(args.out, suffixes=(".pt",))
     if problem:
         parser.error(f"--out {args.out}: {problem}")
@@ -141,7 +152,8 @@ def main(argv: Sequence[str] | None = None) -> Path:
     torch.set_num_threads(1)
     net_kwargs = dict(DEFAULT_NET, channels=args.channels, blocks=args.blocks, hidden=args.hidden)
     net, report = fit(data, net_kwargs=net_kwargs, epochs=args.epochs, batch=args.batch, lr=args.lr,
-                      temperature=args.temperature, validation=args.validation, seed=args.seed)
+                      temperature=args.temperature, validation=args.validation, seed=args.seed,
+                      anchor=args.anchor)
     meta_rules = data["meta"]["rules"]
     out = save_checkpoint(args.out, net, obs_version=OBS_VERSION, rules=meta_rules, training_steps=0,
                           evaluation=None, extra={"trainer": "training/imitate.py", "data": list(args.data),
