@@ -37,3 +37,19 @@ def test_gymnasium_example_runs() -> None:
     with contextlib.redirect_stdout(out):
         exec(compile(block, "README:gym-example", "exec"), {})
     assert out.getvalue().strip()
+
+
+def test_search_examples_run() -> None:
+    """The determinize example (its assert is the README's claim) and the ismcts-v0 variant."""
+    import numpy as np
+
+    sample = next(b for b in _python_blocks() if "determinize(obs" in b)
+    variant = next(b for b in _python_blocks() if 'make_agent("ismcts-v0"' in b)
+    scope: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(sample, "README:search-example", "exec"), scope)
+        exec(compile(variant, "README:ismcts-variant", "exec"), scope)
+    agent, obs = scope["agent"], scope["obs"]
+    assert agent.worlds == 64 and agent.name == "ismcts-v0"
+    action = agent.act(obs["observation"], obs["action_mask"], np.random.default_rng(0))
+    assert obs["action_mask"][action]
