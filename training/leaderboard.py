@@ -29,6 +29,7 @@ from .eval_stats import Z95, interval_text, win_rate_ci
 
 REFERENCE = "expert-v0"
 SCRIPTED = ("random-v0", "greedy-v0", "ismcts-v0")
+FORMAT = "three-thirteen-leaderboard/1"
 
 
 def default_agents() -> list[str]:
@@ -36,7 +37,6 @@ def default_agents() -> list[str]:
     from models.agent_loader import SHIPPED
 
     return [*SCRIPTED, *SHIPPED]
-FORMAT = "three-thirteen-leaderboard/1"
 
 
 def players_of(spec: str) -> int | None:

@@ -9,8 +9,8 @@ with availability counts, expands one node, plays the rest of the round out with
 policy (``expert-v0`` by default) and backs up each seat's round points relative to the others
 (the objective that adds up to the game's). Going out is automatic, as in the env.
 
-What it adds to the expert it is built on, within a fraction of a second (whether that makes it
-stronger is measured in the README's search section, not assumed here):
+What it adds to the expert it is built on, within a fraction of a second (measured, it plays
+level with expert-v0, not better: README, "Search over hidden cards"):
 
 - **a prior:** the root's candidates are expert-v0's best ``candidates`` moves
   (:func:`expert_scores`); a decision with one candidate (a forced move, the last turn, a
