@@ -21,20 +21,8 @@ import pytest
 from tt_env.engine import after_draw_values, best_melds, draw_gains, melds, melds_py, solver_backend
 from tt_env.engine.cards import card_value, parse_cards
 
-try:
-    from tt_env.engine import _meldsolver
-except ImportError:  # pragma: no cover - only where the C accelerator was not built
-    _meldsolver = None
+from solver_modules import BACKEND_NAMES, _meldsolver, solver_module as _module
 
-BACKEND_NAMES = ["c", "python"]
-
-
-def _module(name: str):
-    if name == "python":
-        return melds_py
-    if _meldsolver is None:
-        pytest.skip("the C accelerator _meldsolver is not built")
-    return _meldsolver
 
 
 def unmelded_value(card: int, wild: int, aces_high: bool) -> int:

@@ -20,22 +20,9 @@ from tt_env.engine import discard_penalties, least_penalty, melds, melds_py, sol
 from tt_env.engine.cards import parse_cards
 
 from reference_solver import ref_least_penalty
-
-try:
-    from tt_env.engine import _meldsolver
-except ImportError:  # pragma: no cover - only where the C accelerator was not built
-    _meldsolver = None
+from solver_modules import BACKEND_NAMES, _meldsolver, solver_module as _module
 
 REPO = Path(__file__).resolve().parents[1]
-BACKEND_NAMES = ["c", "python"]
-
-
-def _module(name: str):
-    if name == "python":
-        return melds_py
-    if _meldsolver is None:
-        pytest.skip("the C accelerator _meldsolver is not built")
-    return _meldsolver
 
 
 def _python(code: str, **env: str) -> subprocess.CompletedProcess:

@@ -203,26 +203,38 @@ class ExpertAgent:
         self._last_discard = (key, answer)
         return answer
 
-    def _choose_discard(self, hand: list[int], legal: Sequence[int], ctx: _Context,
-                        final: bool) -> tuple[int, float]:
-        wild = ctx.wild
+    def ranked_discards(self, hand: list[int], legal: Sequence[int], wild: int) -> tuple[int | None, list]:
+        """(a legal discard that goes out, or None; the legal discards as ``(discard_key, card)``,
+        least penalty left first). The ranking stops at the first discard that goes out."""
         scored = []
         left = self.discard_penalties(hand, wild)
         for c in sorted(set(legal)):
             p = left[c] if c in left else self.penalty(without(hand, c), wild)
             if p == 0:
-                return c, -1e9  # go out
+                return c, scored
             scored.append((discard_key(p, c, wild, self.aces_high), c))
         scored.sort()
-        if final:
-            return scored[0][1], float(scored[0][0][0])
-        best_p = scored[0][0][0]
-        pool = [c for key, c in scored if key[0] <= best_p + self.margin][:self.candidates]
-        best_card, best_score = pool[0], float("inf")
+        return None, scored
+
+    def pool_scores(self, hand: list[int], ranked: list, ctx: _Context) -> list[tuple[int, float]]:
+        """``(card, score)`` of the discard pool, in ranking order: the first ``candidates`` of
+        ``ranked`` (``ranked_discards``) within ``margin`` of the least penalty, each scored by
+        the value of the hand it leaves plus its feeding cost (lower is better)."""
+        best_p = ranked[0][0][0]
+        pool = [c for key, c in ranked if key[0] <= best_p + self.margin][:self.candidates]
         # the candidates' hand values in one solver call (the hands share all but one card)
         values = self.hand_values([without(hand, c) for c in pool], ctx)
-        for c, (v, _, _) in zip(pool, values):
-            score = v + ctx.feed[c]
+        return [(c, v + ctx.feed[c]) for c, (v, _, _) in zip(pool, values)]
+
+    def _choose_discard(self, hand: list[int], legal: Sequence[int], ctx: _Context,
+                        final: bool) -> tuple[int, float]:
+        out, ranked = self.ranked_discards(hand, legal, ctx.wild)
+        if out is not None:
+            return out, -1e9  # go out
+        if final:
+            return ranked[0][1], float(ranked[0][0][0])
+        best_card, best_score = ranked[0][1], float("inf")
+        for c, score in self.pool_scores(hand, ranked, ctx):
             if score < best_score - 1e-9:
                 best_card, best_score = c, score
         return best_card, best_score

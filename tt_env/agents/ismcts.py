@@ -43,7 +43,6 @@ from ..engine.rules import Rules
 from ..observation import encode
 from ..search import sample_world
 from .expert import ExpertAgent
-from .greedy import discard_key, without
 from .observation_view import decode_observation
 
 StatePolicy = Callable[[GameState], int]
@@ -82,19 +81,11 @@ def expert_scores(expert: ExpertAgent, observation: np.ndarray, action_mask: np.
         _, v_take = expert.choose_discard(hand + [top], keep, ctx, False)
         # sorted is stable: on a tie the stock stays first, as in expert.act
         return sorted([(DRAW_STOCK, v_now - gain), (TAKE_DISCARD, v_take)], key=lambda x: x[1])
-    scored = []
-    left = expert.discard_penalties(hand, wild)
-    for c in sorted(set(np.flatnonzero(action_mask[DISCARD_BASE:]).tolist())):
-        p = left[c] if c in left else expert.penalty(without(hand, c), wild)
-        if p == 0:
-            return [(DISCARD_BASE + c, -math.inf)]  # it goes out
-        scored.append((discard_key(p, c, wild, expert.aces_high), c))
-    scored.sort()
-    best_p = scored[0][0][0]
-    pool = [c for key, c in scored if key[0] <= best_p + expert.margin][:expert.candidates]
-    values = expert.hand_values([without(hand, c) for c in pool], ctx)
-    out = [(DISCARD_BASE + c, v + ctx.feed[c]) for c, (v, _, _) in zip(pool, values)]
-    return sorted(out, key=lambda x: x[1])
+    out, ranked = expert.ranked_discards(hand, np.flatnonzero(action_mask[DISCARD_BASE:]).tolist(), wild)
+    if out is not None:
+        return [(DISCARD_BASE + out, -math.inf)]  # it goes out
+    return sorted([(DISCARD_BASE + c, score) for c, score in expert.pool_scores(hand, ranked, ctx)],
+                  key=lambda x: x[1])
 
 
 def expert_rollout_policy(rules: Rules) -> StatePolicy:

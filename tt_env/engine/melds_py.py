@@ -89,16 +89,20 @@ def _check_wild(wild_rank: int) -> int:
     return wild
 
 
+def _sequence(items, message: str) -> list | tuple:
+    """``items`` as a list or tuple (copied only when it is neither), or ``TypeError(message)``."""
+    if type(items) is list or type(items) is tuple:
+        return items
+    try:
+        return list(items)
+    except TypeError:
+        raise TypeError(message) from None
+
+
 def check_cards(cards: Iterable[int], what: str, max_cards: int | None = None) -> list[int]:
     """``cards`` as a list of plain ints, or the error the C backend raises: ``what`` ("hand"
     or "cards") names the argument; ``max_cards`` bounds its length (None: any)."""
-    if type(cards) is list or type(cards) is tuple:
-        items = cards
-    else:
-        try:
-            items = list(cards)
-        except TypeError:
-            raise TypeError(f"{what} must be a sequence of card ints") from None
+    items = _sequence(cards, f"{what} must be a sequence of card ints")
     if max_cards is not None and len(items) > max_cards:
         raise ValueError(f"{what} has {len(items)} cards: the solver takes at most {max_cards}")
     out = []
@@ -237,13 +241,7 @@ def draw_gains(hands: Iterable[Iterable[int]], weights: Iterable[float], wild_ra
     ``u``, is below the penalty; added up in card order; ``(0, 0.0)`` when the penalty is 0.
     ``expert-v0``'s lookahead, for every hand its discards would leave at once."""
     wild = _check_wild(wild_rank)
-    if type(hands) is list or type(hands) is tuple:
-        items = hands
-    else:
-        try:
-            items = list(hands)
-        except TypeError:
-            raise TypeError("hands must be a sequence of hands (each a sequence of card ints)") from None
+    items = _sequence(hands, "hands must be a sequence of hands (each a sequence of card ints)")
     held = []
     for i, hand in enumerate(items):
         try:
@@ -252,13 +250,7 @@ def draw_gains(hands: Iterable[Iterable[int]], weights: Iterable[float], wild_ra
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"hands[{i}]: {exc}") from None
         held.append(cards)
-    if type(weights) is list or type(weights) is tuple:
-        chances = weights
-    else:
-        try:
-            chances = list(weights)
-        except TypeError:
-            raise TypeError("weights must be a sequence of 52 numbers (one per card int)") from None
+    chances = _sequence(weights, "weights must be a sequence of 52 numbers (one per card int)")
     if len(chances) != 52:
         raise ValueError(f"weights has {len(chances)} entries: it takes one per card int, 52")
     chances = [_real(w, f"weights[{u}] = {w!r}") for u, w in enumerate(chances)]
@@ -282,13 +274,7 @@ def draw_gains(hands: Iterable[Iterable[int]], weights: Iterable[float], wild_ra
 
 
 def _check_draws(draws: Iterable[int], num_hands: int) -> list[int]:
-    if type(draws) is list or type(draws) is tuple:
-        items = draws
-    else:
-        try:
-            items = list(draws)
-        except TypeError:
-            raise TypeError("draws must be None or a sequence of masks, one per hand") from None
+    items = _sequence(draws, "draws must be None or a sequence of masks, one per hand")
     if len(items) != num_hands:
         raise ValueError(f"draws has {len(items)} masks: it takes one per hand, {num_hands}")
     masks = []
