@@ -25,7 +25,7 @@ from tt_env.engine.rules import Rules
 from tt_env.jsonio import write_json
 
 from .duplicate import run_deals
-from .eval_stats import Z95, interval_text, win_rate_ci
+from .eval_stats import interval_text, mean_ci, win_rate_ci
 
 REFERENCE = "expert-v0"
 SCRIPTED = ("random-v0", "greedy-v0", "ismcts-v0")
@@ -64,10 +64,9 @@ def versus_reference(spec: str, num_players: int, deals: int, seed: int, workers
     shares = np.array([np.mean([g.win_shares[0] for g in deal]) for deal in records])
     moves = sum(g.moves[0] for deal in records for g in deal)
     think = sum(g.think_seconds[0] for deal in records for g in deal)
-    half = Z95 * float(diffs.std(ddof=1)) / np.sqrt(len(diffs)) if len(diffs) > 1 else None
-    mean = float(diffs.mean())
+    mean, interval = mean_ci(diffs)
     return {"agent": spec, "players": num_players, "deals": deals, "games": deals * num_players,
-            "score_diff": mean, "ci95": None if half is None else [mean - half, mean + half],
+            "score_diff": mean, "ci95": interval,
             "win_rate": float(shares.mean()), "win_rate_ci95": win_rate_ci(shares),
             "ms_per_move": 1000.0 * think / max(moves, 1), "seconds": seconds}
 
