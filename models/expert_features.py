@@ -6,7 +6,11 @@ scores ``expert-v0`` ranks its moves by (:func:`tt_env.agents.ismcts.expert_scor
 * discard phase: for each candidate discard (the expert's pool: the few discards within its
   margin of the least penalty) the value of the hand left plus the cost of feeding the next
   player, relative to the best candidate; which cards are in the pool; which discard goes out;
-* draw phase: the expert value of drawing from the stock minus that of taking the discard.
+* draw phase: the expert value of drawing from the stock minus that of taking the discard;
+  on the last turn after someone went out, with ``exact_last_turn``, the exact expected
+  penalty of the stock draw minus that of taking the discard
+  (:func:`tt_env.agents.last_turn.last_turn_scores`: expert-v0 plays that turn greedily,
+  which costs it about 2 points a game), else expert-v0's own choice there.
 
 A network whose logits fall with the relative score and rise with the draw difference (the
 direct paths of :class:`models.networks.CardNet` with ``expert_features``) plays exactly as
@@ -19,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from tt_env.agents.expert import ExpertAgent
+from tt_env.agents.last_turn import last_turn_scores
+from tt_env.agents.observation_view import decode_observation
 from tt_env.engine.game import DISCARD_BASE, TAKE_DISCARD
 from tt_env.engine.rules import Rules
 from tt_env.observation import get_layout
@@ -34,10 +40,13 @@ OUT_OF_POOL = 3.0
 class ExpertFeaturizer:
     """Computes the expert features of observations under fixed rules (one expert-v0 inside)."""
 
-    def __init__(self, num_players: int, aces_high: bool = False, meld_needs_natural: bool = False) -> None:
+    def __init__(self, num_players: int, aces_high: bool = False, meld_needs_natural: bool = False,
+                 exact_last_turn: bool = False) -> None:
         rules = Rules(num_players=num_players, aces="high_or_low" if aces_high else "low",
                       meld_needs_natural=meld_needs_natural)
         self.num_players = num_players
+        self.rules = rules
+        self.exact_last_turn = bool(exact_last_turn)
         self.expert = ExpertAgent(rules)
         self.layout = get_layout(num_players)
 
@@ -64,6 +73,9 @@ class ExpertFeaturizer:
                 if mask[0] and mask[TAKE_DISCARD]:
                     if len(scores) == 2:
                         by_action = dict(scores)
+                        diff = (by_action[0] - by_action[TAKE_DISCARD]) / EXPERT_SCALE
+                    elif self.exact_last_turn:  # the last turn, solved exactly
+                        by_action = dict(last_turn_scores(decode_observation(o), self.rules))
                         diff = (by_action[0] - by_action[TAKE_DISCARD]) / EXPERT_SCALE
                     else:  # the last turn: the expert decided outright
                         diff = OUT_OF_POOL if scores[0][0] == TAKE_DISCARD else -OUT_OF_POOL

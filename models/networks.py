@@ -186,7 +186,8 @@ class CardNet(PolicyValueNet):
 
     def __init__(self, num_players: int = 2, channels: int = 32, blocks: int = 0, hidden: int = 64,
                  solver_features: bool = True, aces_high: bool = False,
-                 meld_needs_natural: bool = False, expert_features: bool = False) -> None:
+                 meld_needs_natural: bool = False, expert_features: bool = False,
+                 exact_last_turn: bool = False) -> None:
         super().__init__(num_players)
         for name, value in (("channels", channels), ("blocks", blocks), ("hidden", hidden)):
             if not isinstance(value, int) or value < (0 if name == "blocks" else 1):
@@ -197,6 +198,9 @@ class CardNet(PolicyValueNet):
         self.expert_features = bool(expert_features)
         if self.expert_features and not self.solver_features:
             raise ValueError("expert_features=True needs solver_features=True")
+        self.exact_last_turn = bool(exact_last_turn)
+        if self.exact_last_turn and not self.expert_features:
+            raise ValueError("exact_last_turn=True needs expert_features=True")
         k = card_blocks(num_players)
         self.num_globals = self.obs_size - 52 * k
         extra_planes = NUM_SOLVER_PLANES if self.solver_features else 0
@@ -204,7 +208,8 @@ class CardNet(PolicyValueNet):
         if self.expert_features:
             extra_planes += NUM_EXPERT_PLANES
             extra_scalars += NUM_EXPERT_SCALARS
-            self._expert = ExpertFeaturizer(num_players, self.aces_high, self.meld_needs_natural)
+            self._expert = ExpertFeaturizer(num_players, self.aces_high, self.meld_needs_natural,
+                                            self.exact_last_turn)
         self.input_size = self.obs_size + 52 * extra_planes + extra_scalars
         self.in_planes = k + 2 + extra_planes  # blocks, wild-rank plane, card-value plane, solver
         g = self.num_globals + extra_scalars
@@ -285,7 +290,8 @@ class CardNet(PolicyValueNet):
     def config(self) -> dict[str, Any]:
         return {"num_players": self.num_players, "channels": self.channels, "blocks": self.blocks,
                 "hidden": self.hidden, "solver_features": self.solver_features, "aces_high": self.aces_high,
-                "meld_needs_natural": self.meld_needs_natural, "expert_features": self.expert_features}
+                "meld_needs_natural": self.meld_needs_natural, "expert_features": self.expert_features,
+                "exact_last_turn": self.exact_last_turn}
 
 
 NETWORKS: dict[str, type[PolicyValueNet]] = {"mlp": MLPPolicy, "cardnet": CardNet}
