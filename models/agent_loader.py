@@ -33,7 +33,9 @@ from .checkpoint import CheckpointError, load_checkpoint
 from .networks import PolicyValueNet
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
-SHIPPED = {"ppo-2p-v0": "ppo-2p-v0.pt"}
+SHIPPED = {"ppo-2p-v0": "ppo-2p-v0.pt", "ppo-2p-v1": "ppo-2p-v1.pt", "ppo-3p-v0": "ppo-3p-v0.pt",
+           "ppo-4p-v0": "ppo-4p-v0.pt"}
+"""Trained agents shipped in ``models/checkpoints`` (``python -m training.ship`` writes them), by name."""
 
 
 class CheckpointAgent:

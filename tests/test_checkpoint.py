@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from models import build_network
-from models.agent_loader import CHECKPOINT_DIR, CheckpointAgent, load_agent
+from models.agent_loader import CHECKPOINT_DIR, SHIPPED, CheckpointAgent, load_agent
 from models.checkpoint import CheckpointError, load_checkpoint, read_metadata, save_checkpoint
 from tt_env.agents import make_agent
 from tt_env.engine.rules import Rules
@@ -114,18 +114,21 @@ def test_checkpoint_agent_plays_legal_moves(tmp_path):
     assert len(set(picks)) == 1 and masks[0][picks[0]] == 1  # same rng, same draw
 
 
-def test_shipped_agent():
-    path = CHECKPOINT_DIR / "ppo-2p-v0.pt"
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_shipped_agent(name):
+    path = CHECKPOINT_DIR / SHIPPED[name]
     if not path.exists():
         pytest.skip("no shipped checkpoint in this checkout")
     assert path.stat().st_size < 5_000_000
+    players = int(name.split("-")[1][0])  # ppo-<N>p-v<K>
     meta = read_metadata(path)
-    assert meta["num_players"] == 2 and meta["evaluation"]
-    agent = make_agent("ppo-2p-v0", Rules())
-    obs, masks = sample_positions(2, 5)
+    assert meta["num_players"] == players and meta["evaluation"]
+    agent = make_agent(name, Rules(num_players=players))
+    obs, masks = sample_positions(players, 5)
     assert all(m[agent.act(o, m, np.random.default_rng(0))] for o, m in zip(obs, masks))
+    other = 3 if players == 2 else 2
     with pytest.raises(ValueError, match="player count mismatch"):
-        make_agent("ppo-2p-v0", Rules(num_players=3))
+        make_agent(name, Rules(num_players=other))
 
 
 def test_agent_fast_path_matches_the_network(tmp_path):
