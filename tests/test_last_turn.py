@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 from models.expert_features import ExpertFeaturizer
 from models.networks import build_network
 from tt_env.agents import ExpertAgent, ISMCTSAgent
-from tt_env.agents.last_turn import expected_penalties, last_turn_scores, unseen_weights
+from tt_env.agents.last_turn import expected_penalties, last_turn_scores
 from tt_env.agents.observation_view import decode_observation
-from tt_env.engine import Rules, game
+from tt_env.engine import Rules
 from tt_env.engine.game import DRAW_STOCK, TAKE_DISCARD
 from tt_env.engine.melds import least_penalty
-from tt_env.observation import encode
+
+from test_expert_features import _positions as expert_positions
 
 
 def _brute_force(hand: list[int], top: int, weights: list[float], wild: int, ban_top: bool) -> tuple[float, float]:
@@ -51,7 +52,7 @@ def test_a_stock_draw_can_beat_a_discard_that_lowers_the_penalty():
     cards complete a run and save 10."""
     wild = 2  # twos wild, none in play
     # hearts 5-6 (a run needs a third), the king of spades, the queen of clubs; clubs are 0-12
-    h = lambda rank: 13 * 2 + rank - 1  # noqa: E731  (hearts)
+    h = lambda rank: 13 * 2 + rank - 1  # noqa: E731  (a heart of that rank)
     hand = [h(5), h(6), 13 * 3 + 12, 13 * 0 + 11]
     top = 13 * 1 + 8  # the nine of diamonds
     weights = [0.0] * 52
@@ -65,17 +66,8 @@ def test_a_stock_draw_can_beat_a_discard_that_lowers_the_penalty():
 
 def _last_turn_positions(rules: Rules, games: int, seed: int = 0):
     """(observation, mask) of the last-turn draws with both draws legal in expert self-play."""
-    expert = ExpertAgent(rules)
-    rng = np.random.default_rng(seed)
-    out = []
-    for g in range(games):
-        state = game.new_game(rules, np.random.default_rng([seed, g]))
-        while not state.game_over:
-            obs, mask = encode(state, state.current_player), game.action_mask(state)
-            if mask[DRAW_STOCK] and mask[TAKE_DISCARD] and decode_observation(obs).went_out is not None:
-                out.append((obs, mask))
-            game.apply(state, expert.act(obs, mask, rng))
-    return out
+    return [(obs, mask) for obs, mask, _ in expert_positions(rules, games, seed)
+            if mask[DRAW_STOCK] and mask[TAKE_DISCARD] and decode_observation(obs).went_out is not None]
 
 
 def test_ismcts_plays_the_last_turn_by_its_exact_expectation():
@@ -88,7 +80,7 @@ def test_ismcts_plays_the_last_turn_by_its_exact_expectation():
     differ = 0
     for obs, mask in positions:
         view = decode_observation(obs)
-        stock, take = expected_penalties(view.hand, view.discard_top, unseen_weights(view, rules), view.wild_rank)
+        stock, take = expected_penalties(view.hand, view.discard_top, view.unseen_weights(rules.num_decks), view.wild_rank)
         want = TAKE_DISCARD if take < stock else DRAW_STOCK
         assert exact.act(obs, mask, np.random.default_rng(0)) == want == last_turn_scores(view, rules)[0][0]
         first = expert.act(obs, mask, np.random.default_rng(0))

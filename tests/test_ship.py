@@ -14,6 +14,7 @@ from training import ship
 from training.evaluate import evaluate
 
 from test_checkpoint import save
+from test_models import sample_positions
 
 
 def test_ship_records_the_evaluations_and_loads_as_the_same_agent(tmp_path):
@@ -34,7 +35,6 @@ def test_ship_records_the_evaluations_and_loads_as_the_same_agent(tmp_path):
     assert (out / "ppo-3p-test.learning_curve.png").read_bytes() == b"png"
     rules = Rules(num_players=3)
     a, b = make_agent(str(path), rules), make_agent(str(shipped), rules)
-    from test_models import sample_positions
     obs, masks = sample_positions(3, 20)
     rng = np.random.default_rng(0)
     assert [a.act(o, m, rng) for o, m in zip(obs, masks)] == [b.act(o, m, rng) for o, m in zip(obs, masks)]

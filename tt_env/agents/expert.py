@@ -155,10 +155,7 @@ class ExpertAgent:
     # ------------------------------------------------------------------ decisions
     def context(self, view: ObservationView) -> _Context:
         """Card weights from what is unseen, gamma from the danger, feed costs of each card."""
-        copies = self.rules.num_decks
-        unseen = np.maximum(copies - view.seen_counts(), 0)
-        total = int(unseen.sum())
-        weights = (unseen / total).tolist() if total > 0 else [0.0] * 52
+        weights = view.unseen_weights(self.rules.num_decks)
         wild = view.wild_rank
         size = view.round_number + 2
         turns = view.turn_fraction * self.rules.max_turns_per_round

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from ..engine.game import DRAW_STOCK, TAKE_DISCARD
 from ..engine.melds import discard_penalties, least_penalty
 from ..engine.rules import Rules
@@ -49,18 +47,12 @@ def expected_penalties(hand: Sequence[int], top: int, weights: Sequence[float], 
     return stock, take
 
 
-def unseen_weights(view: ObservationView, rules: Rules) -> list[float]:
-    """Chance that a stock draw is each card type: its unseen copies over all unseen copies."""
-    unseen = np.maximum(rules.num_decks - view.seen_counts(), 0)
-    total = int(unseen.sum())
-    return (unseen / total).tolist() if total > 0 else [0.0] * 52
-
-
 def last_turn_scores(view: ObservationView, rules: Rules) -> list[tuple[int, float]]:
     """``[(action, expected penalty)]`` of the stock draw and of taking the discard, best
     (lowest) first; on a tie the stock comes first. For a draw decision of the last turn
     with both draws legal."""
-    stock, take = expected_penalties(view.hand, view.discard_top, unseen_weights(view, rules), view.wild_rank,
+    weights = view.unseen_weights(rules.num_decks)
+    stock, take = expected_penalties(view.hand, view.discard_top, weights, view.wild_rank,
                                      aces_high=rules.aces_high, meld_needs_natural=rules.meld_needs_natural,
                                      discard_drawn_discard=rules.discard_drawn_discard)
     return sorted([(DRAW_STOCK, stock), (TAKE_DISCARD, take)], key=lambda x: x[1])

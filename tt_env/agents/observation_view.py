@@ -66,6 +66,13 @@ class ObservationView:
             seen[self.discard_top] += 1
         return seen
 
+    def unseen_weights(self, num_decks: int) -> list[float]:
+        """Chance that a stock draw is each card type: its unseen copies (of ``num_decks``) over
+        all unseen copies; all zero when nothing is unseen."""
+        unseen = np.maximum(num_decks - self.seen_counts(), 0)
+        total = int(unseen.sum())
+        return (unseen / total).tolist() if total > 0 else [0.0] * 52
+
 
 @lru_cache(maxsize=None)
 def _scales(num_players: int) -> np.ndarray:
