@@ -136,7 +136,7 @@ def make_engine_contender(name: str, rules, seed: int, observe: bool) -> Contend
 def build(args: argparse.Namespace) -> list[Contender]:
     import pyspiel
 
-    import tt_env.openspiel_game  # noqa: F401  (registers python_three_thirteen)
+    import tt_env.openspiel.game  # noqa: F401  (registers python_three_thirteen)
 
     ours = pyspiel.load_game("python_three_thirteen", {"num_players": args.num_players, "rounds": args.rounds})
     gin = pyspiel.load_game("gin_rummy")
@@ -215,7 +215,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.repeats < 1 or args.seconds <= 0:
         parser.error("--repeats must be >= 1 and --seconds > 0")
-    from tt_env.openspiel_game import rules_from_params
+    from tt_env.openspiel.game import rules_from_params
 
     try:
         rules_from_params({"num_players": args.num_players, "rounds": args.rounds})

@@ -3,7 +3,7 @@
     python docs/make_images.py
 
 ``table.png`` is ``render_mode="rgb_array"`` in the middle of a 3-player game of scripted
-agents. ``terminal.png`` is a stretch of ``python -m tt_env.play`` (a scripted player who asks
+agents. ``terminal.png`` is a stretch of ``python -m tt_env.ui.play`` (a scripted player who asks
 for a hint and makes a typo) drawn from rich's recorded output into a PNG with Pillow, in
 DejaVu Sans Mono when it is installed.
 """
@@ -23,8 +23,8 @@ from tt_env import three_thirteen_v0
 from tt_env.agents import make_agent
 from tt_env.engine import Rules
 from tt_env.engine.game import PHASE_DRAW
-from tt_env.play import PlaySession
-from tt_env.tui import card_label
+from tt_env.ui.play import PlaySession
+from tt_env.ui.tui import card_label
 
 DOCS = Path(__file__).resolve().parent
 MONO = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
@@ -107,7 +107,7 @@ def draw_terminal(lines: list[Text], path: Path, console_width: int = 104) -> No
     draw.rectangle([0, 0, image.width, bar], fill=(45, 48, 58))
     for k, color in enumerate([(255, 95, 86), (255, 189, 46), (39, 201, 63)]):
         draw.ellipse([12 + 20 * k, 8, 24 + 20 * k, 20], fill=color)
-    draw.text((image.width / 2, bar / 2), "python -m tt_env.play --opponents greedy-v0 expert-v0", fill=(170, 170, 180),
+    draw.text((image.width / 2, bar / 2), "python -m tt_env.ui.play --opponents greedy-v0 expert-v0", fill=(170, 170, 180),
               font=regular, anchor="mm")
     console = Console(width=console_width, color_system="truecolor")
     for row, line in enumerate(lines):

@@ -19,7 +19,7 @@ from tt_env.engine.cardlist import CardList
 from tt_env.engine.cards import card_str, hand_vec
 from tt_env.engine.game import DISCARD_BASE, DRAW_STOCK, NUM_ACTIONS, TAKE_DISCARD, action_mask, legal_actions
 from tt_env.observation import get_layout, layout_table
-from tt_env.render_text import hand_text
+from tt_env.ui.render_text import hand_text
 
 # PettingZoo warns about these for every environment whose observation is a dict
 DICT_OBS_WARNINGS = (

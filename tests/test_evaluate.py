@@ -212,7 +212,7 @@ def test_agent_objects_need_one_worker() -> None:
 
 def test_saved_games_replay_to_the_evaluated_scores(tmp_path) -> None:
     """``--save-games`` writes one record per game; each replays to the scores the evaluator saw."""
-    from tt_env.records import load_record, replay_final
+    from tt_env.ui.records import load_record, replay_final
 
     from training.evaluate import main
 

@@ -12,13 +12,13 @@ pyspiel = pytest.importorskip("pyspiel")
 
 from open_spiel.python.observation import make_observation  # noqa: E402
 
-import tt_env.openspiel_game as osg  # noqa: E402  (registers the game)
+import tt_env.openspiel.game as osg  # noqa: E402  (registers the game)
 from tt_env import three_thirteen_v0  # noqa: E402
 from tt_env.engine.cards import parse_card  # noqa: E402
 from tt_env.engine.game import DRAW_STOCK, TAKE_DISCARD  # noqa: E402
 from tt_env.engine.rules import Rules, hand_size, option_names  # noqa: E402
 from tt_env.observation import encode, get_layout  # noqa: E402
-from tt_env.openspiel_bot import make_bot  # noqa: E402
+from tt_env.openspiel.bot import make_bot  # noqa: E402
 
 NAME = "python_three_thirteen"
 
@@ -504,7 +504,7 @@ def test_make_bot_names_the_problem() -> None:
 
 def test_state_json_round_trips_and_refuses_bad_text():
     """The safe text format: JSON of the parameters and history, replayed with every action checked."""
-    from tt_env.openspiel_game import state_from_json, state_to_json
+    from tt_env.openspiel.game import state_from_json, state_to_json
 
     game = pyspiel.load_game("python_three_thirteen", {"num_players": 3, "rounds": "10,11"})
     state = game.new_initial_state()

@@ -15,9 +15,9 @@ from rich.console import Console  # noqa: E402
 
 from tt_env.engine import Rules  # noqa: E402
 from tt_env.engine.game import PHASE_DRAW, legal_actions  # noqa: E402
-from tt_env.play import PlaySession, main, parse_rounds  # noqa: E402
-from tt_env.records import load_record, replay_final  # noqa: E402
-from tt_env.tui import card_label  # noqa: E402
+from tt_env.ui.play import PlaySession, main, parse_rounds  # noqa: E402
+from tt_env.ui.records import load_record, replay_final  # noqa: E402
+from tt_env.ui.tui import card_label  # noqa: E402
 
 
 class Player:
@@ -212,7 +212,7 @@ def test_parse_rounds():
 
 @pytest.mark.slow
 def test_module_entry_point_runs_and_quits():
-    result = subprocess.run([sys.executable, "-m", "tt_env.play", "--opponents", "random-v0", "--seed", "3",
+    result = subprocess.run([sys.executable, "-m", "tt_env.ui.play", "--opponents", "random-v0", "--seed", "3",
                              "--rounds", "1"], input="q\nn\n", capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "Three Thirteen" in result.stdout and "Game stopped" in result.stdout

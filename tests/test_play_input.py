@@ -1,4 +1,4 @@
-"""``tt_env.play``: a failed save asks again, the end of input stops the game cleanly, every argument is
+"""``tt_env.ui.play``: a failed save asks again, the end of input stops the game cleanly, every argument is
 checked before the game starts, and the exit status says how the game ended."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from rich.console import Console  # noqa: E402
 
 from tt_env.engine import Rules  # noqa: E402
 from tt_env.engine.game import PHASE_DRAW  # noqa: E402
-from tt_env.play import EXIT_INPUT_ENDED, EXIT_OK, PlaySession, main  # noqa: E402
-from tt_env.records import load_record  # noqa: E402
+from tt_env.ui.play import EXIT_INPUT_ENDED, EXIT_OK, PlaySession, main  # noqa: E402
+from tt_env.ui.records import load_record  # noqa: E402
 
 
 class Script:
@@ -93,7 +93,7 @@ def test_end_of_input_saves_where_save_path_says(tmp_path):
 
 def _drawing_player(session_box: dict, close_when) -> callable:
     """Input that draws from the stock and discards the card drawn, until ``close_when(state)``."""
-    from tt_env.tui import card_label
+    from tt_env.ui.tui import card_label
 
     def reply(prompt: str) -> str:
         session = session_box["session"]
@@ -174,7 +174,7 @@ def test_main_exit_status_says_how_the_game_ended(monkeypatch, capsys):
 
 
 def test_module_with_closed_stdin_ends_without_a_traceback():
-    result = subprocess.run([sys.executable, "-m", "tt_env.play", "--opponents", "random-v0", "--seed", "3",
+    result = subprocess.run([sys.executable, "-m", "tt_env.ui.play", "--opponents", "random-v0", "--seed", "3",
                              "--rounds", "1"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
     assert result.returncode == 3, result.stderr
     assert "Traceback" not in result.stderr + result.stdout

@@ -11,7 +11,7 @@ from tt_env import three_thirteen_v0
 from tt_env.agents import RandomAgent
 from tt_env.engine import Rules
 from tt_env.engine import game
-from tt_env.records import (FORMAT_VERSION, GameRecord, GameRecorder, load_record, record_from_game, replay,
+from tt_env.ui.records import (FORMAT_VERSION, GameRecord, GameRecorder, load_record, record_from_game, replay,
                             replay_final, save_record)
 
 
@@ -186,7 +186,7 @@ def test_recorder_checks_seats_and_needs_a_reset():
 
 def test_replay_cli_prints_the_game_and_reports_bad_records(recorded, tmp_path, capsys):
     pytest.importorskip("rich")
-    from tt_env.replay import main
+    from tt_env.ui.replay import main
 
     path = save_record(recorded.to_record(), tmp_path / "game.json")
     assert main([str(path)]) == 0
@@ -208,7 +208,7 @@ def test_replay_cli_step_mode_stops_on_q(recorded, capsys):
     pytest.importorskip("rich")
     from rich.console import Console
 
-    from tt_env.replay import print_replay
+    from tt_env.ui.replay import print_replay
 
     console = Console(width=120, color_system=None)
     answers = iter(["", "", "q"])
@@ -221,7 +221,7 @@ def test_replay_renders_frames_and_a_gif(tmp_path):
     pytest.importorskip("PIL")
     from PIL import Image
 
-    from tt_env.replay import main
+    from tt_env.ui.replay import main
 
     recorder = play_recorded(seed=5, rounds=(1,), max_turns=12)
     record = recorder.to_record()

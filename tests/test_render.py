@@ -15,8 +15,8 @@ from tt_env.engine.game import apply, legal_actions, new_game
 pytest.importorskip("PIL")
 from pettingzoo.test import render_test  # noqa: E402
 
-from tt_env.render_image import image_size, render_round_end, render_table  # noqa: E402
-from tt_env.render_window import show_human  # noqa: E402
+from tt_env.ui.render_image import image_size, render_round_end, render_table  # noqa: E402
+from tt_env.ui.render_window import show_human  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -100,7 +100,7 @@ def test_human_mode_without_display_prints_the_text_view(capsys):
 
 
 def test_human_mode_uses_a_window_when_one_opens(monkeypatch, capsys):
-    import tt_env.render_window as ri
+    import tt_env.ui.render_window as ri
 
     shown = []
 
@@ -130,7 +130,7 @@ def test_human_mode_uses_a_window_when_one_opens(monkeypatch, capsys):
 
 def test_importing_the_env_does_not_import_pillow_or_rich():
     code = ("import sys, tt_env; from tt_env import three_thirteen_v0; e = three_thirteen_v0.env(render_mode='ansi'); "
-            "e.reset(seed=0); e.render(); import tt_env.records; "
+            "e.reset(seed=0); e.render(); import tt_env.ui.records; "
             "print(sorted(m for m in ('PIL', 'rich', 'tkinter') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

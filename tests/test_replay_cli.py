@@ -1,4 +1,4 @@
-"""``python -m tt_env.replay``: exit status 1 for a record that does not replay, 2 for a bad command line,
+"""``python -m tt_env.ui.replay``: exit status 1 for a record that does not replay, 2 for a bad command line,
 with a one-line message, and nothing written or shown before the whole record is checked."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ pytest.importorskip("rich")
 
 from tt_env import three_thirteen_v0  # noqa: E402
 from tt_env.agents import RandomAgent  # noqa: E402
-from tt_env.records import GameRecord, GameRecorder, save_record  # noqa: E402
-from tt_env.replay import frames, main, print_replay  # noqa: E402
+from tt_env.ui.records import GameRecord, GameRecorder, save_record  # noqa: E402
+from tt_env.ui.replay import frames, main, print_replay  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_actions_after_the_end_exit_1_naming_the_step(record_data, tmp_path, cap
 ])
 def test_malformed_records_exit_1(content, message, tmp_path, capsys):
     code, line = _status([str(_write(tmp_path, content))], capsys)
-    assert code == 1 and message in line and line.startswith("python -m tt_env.replay: error:")
+    assert code == 1 and message in line and line.startswith("python -m tt_env.ui.replay: error:")
 
 
 def test_a_record_that_cannot_be_read_is_a_command_line_error(tmp_path, capsys):
@@ -146,7 +146,7 @@ def test_the_library_views_check_the_end_of_the_record_too(record_data):
 
 def test_module_exit_status_on_a_mismatched_record(record_data, tmp_path):
     data = dict(record_data, final_scores=[s + 1 for s in record_data["final_scores"]])
-    result = subprocess.run([sys.executable, "-m", "tt_env.replay", str(_write(tmp_path, data))],
+    result = subprocess.run([sys.executable, "-m", "tt_env.ui.replay", str(_write(tmp_path, data))],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and "final_scores" in result.stderr

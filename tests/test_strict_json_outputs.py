@@ -61,7 +61,7 @@ def test_two_deal_intervals_are_numbers(tmp_path):
 
 
 def test_game_records_are_strict_json(tmp_path):
-    from tt_env.records import load_record
+    from tt_env.ui.records import load_record
 
     games = tmp_path / "games"
     ev.main(["greedy-v0", "random-v0", "--games", "1", "--rounds", "1", "--quiet", "--save-games", str(games)])
@@ -78,7 +78,7 @@ def test_a_played_game_record_is_strict_json(tmp_path):
 
     from rich.console import Console
 
-    from tt_env.play import PlaySession
+    from tt_env.ui.play import PlaySession
 
     path = tmp_path / "game.json"
     session = PlaySession(["random-v0"], rules=Rules(rounds=(1,)), seed=2, save_path=path,

@@ -64,7 +64,7 @@ class GameRecord:
     think_seconds: list[float]
     """Time each agent spent in ``act``."""
     actions: bytes = b""
-    """Every action id in order (0..53 fit a byte), for replayable records (``tt_env.records``)."""
+    """Every action id in order (0..53 fit a byte), for replayable records (``tt_env.ui.records``)."""
 
 
 def seat_of(agent_index: int, rotation: int, num_agents: int) -> int:

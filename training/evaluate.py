@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write a picture of the score distributions to PATH (.png, .svg or .pdf)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--save-games", metavar="DIR",
-                        help="save every game as a replayable record in DIR (python -m tt_env.replay)")
+                        help="save every game as a replayable record in DIR (python -m tt_env.ui.replay)")
     parser.add_argument(APPEND_FLAG, action="store_true",
                         help="let --save-games add to a folder that already holds records (never overwriting one)")
     rules = parser.add_argument_group("rule options (README, 'Options')")
@@ -295,8 +295,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
 def save_games(deals: Sequence[Sequence[GameRecord]], specs: Sequence[str], rules: Rules, seed: int,
                directory: str) -> int:
-    """Write each game as ``DIR/seed<S>-deal<NNNNN>-rot<R>.json`` in the format of ``tt_env.records``."""
-    from tt_env.records import record_from_game, save_record
+    """Write each game as ``DIR/seed<S>-deal<NNNNN>-rot<R>.json`` in the format of ``tt_env.ui.records``."""
+    from tt_env.ui.records import record_from_game, save_record
 
     os.makedirs(directory, exist_ok=True)
     count = 0

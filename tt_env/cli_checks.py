@@ -1,6 +1,6 @@
 """Checks the command-line tools run on their arguments before any work starts.
 
-``training.evaluate``, ``training.main_job``, ``tt_env.play`` and ``tt_env.replay`` use them so
+``training.evaluate``, ``training.main_job``, ``tt_env.ui.play`` and ``tt_env.ui.replay`` use them so
 that a bad number or an output path that cannot be written is reported at once, in one line
 (argparse's ``parser.error``, exit status 2), not after twenty minutes of games.
 

@@ -6,7 +6,7 @@
 |--------------------|----------------------------------------------------------------|
 | Actions            | Discrete                                                       |
 | Parallel API       | No                                                             |
-| Manual Control     | No (see `python -m tt_env.play`)                               |
+| Manual Control     | No (see `python -m tt_env.ui.play`)                            |
 | Agents             | `agents= ['player_0', ..., 'player_{N-1}']`                    |
 | Number of agents   | N = `num_players`, 2 to 8                                      |
 | Action Shape       | Discrete(54)                                                   |
@@ -167,7 +167,7 @@ from .engine import game
 from .engine.rules import Rules, option_names
 from .env_checks import ActionCheckWrapper, checked_seed
 from .observation import encode, get_layout, observation_bounds
-from .render_text import render_text
+from .ui.render_text import render_text
 
 REWARD_MODES = ("relative", "penalty", "win")
 REWARD_SCALE = 100.0
@@ -375,11 +375,11 @@ class raw_env(AECEnv, EzPickle):
             return None
         seat = self.game_state.current_player
         if self.render_mode == "rgb_array":
-            from .render_image import render_table  # imported lazily: Pillow is optional
+            from .ui.render_image import render_table  # imported lazily: Pillow is optional
 
             return render_table(self.game_state, seat, reveal_all=self.reveal_all)
         if self.render_mode == "human":
-            from .render_window import show_human  # a window when a display exists, else the text view
+            from .ui.render_window import show_human  # a window when a display exists, else the text view
 
             self._table_renderer = show_human(self._table_renderer, self.game_state, seat,
                                               reveal_all=self.reveal_all, fps=self.metadata["render_fps"])

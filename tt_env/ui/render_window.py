@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .engine.game import GameState
+from ..engine.game import GameState
 from .render_text import render_text
 
 

@@ -1,9 +1,9 @@
-"""Replay a saved game: ``python -m tt_env.replay GAME.json``.
+"""Replay a saved game: ``python -m tt_env.ui.replay GAME.json``.
 
-    python -m tt_env.replay GAME.json                 # every move, and each round's hands in melds
-    python -m tt_env.replay GAME.json --step          # the open table before each move; Enter steps
-    python -m tt_env.replay GAME.json --gif game.gif  # the pictures of the table, as an animation
-    python -m tt_env.replay GAME.json --frames DIR    # ... or as numbered PNG files
+    python -m tt_env.ui.replay GAME.json                 # every move, and each round's hands in melds
+    python -m tt_env.ui.replay GAME.json --step          # the open table before each move; Enter steps
+    python -m tt_env.ui.replay GAME.json --gif game.gif  # the pictures of the table, as an animation
+    python -m tt_env.ui.replay GAME.json --frames DIR    # ... or as numbered PNG files
 
 The whole record is checked before anything is shown or written: a record from another
 format version, a malformed one, one whose action is illegal at its point, one with actions
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from .actions import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
-from .cli_checks import output_dir_problem, output_file_problem, positive_float
+from ..actions import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
+from ..cli_checks import output_dir_problem, output_file_problem, positive_float
 from .records import GameRecord, load_record, replay, replay_final
 from .tui import card_label, final_view, require_rich, round_view, table_view
 
@@ -48,7 +48,7 @@ def describe_action(seat: int, top: int | None, action: int, state_after: Any, n
 def frames(record: GameRecord, *, seat: int = 0, private: bool = False) -> Iterator[tuple[np.ndarray, bool]]:
     """Pictures of the replayed game: one per position, plus one per finished round (flagged ``True``).
 
-    The record is checked to its end (``ValueError`` from :func:`tt_env.records.replay` for
+    The record is checked to its end (``ValueError`` from :func:`tt_env.ui.records.replay` for
     actions after the game's end or final scores that differ).
     """
     from .render_image import render_round_end, render_table
@@ -137,10 +137,10 @@ def print_replay(record: GameRecord, console: Any, *, step: bool = False,
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m tt_env.replay", description="Replay a saved Three Thirteen game.",
+    parser = argparse.ArgumentParser(prog="python -m tt_env.ui.replay", description="Replay a saved Three Thirteen game.",
                                      epilog="exit status: 0 replayed; 1 the record is malformed or does not replay; "
                                             "2 a bad command line")
-    parser.add_argument("record", help="a game record (JSON) saved by tt_env.play or the evaluator")
+    parser.add_argument("record", help="a game record (JSON) saved by tt_env.ui.play or the evaluator")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--gif", metavar="OUT.gif", help="render the game to an animated GIF (a .gif file)")
     out.add_argument("--frames", metavar="DIR", help="render the game to numbered PNG files in the folder DIR")
@@ -179,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 count = save_frames(record, args.frames, seat=args.seat, private=args.private)
         except OSError as exc:  # checked above; only a change on disk since then gets here
-            print(f"python -m tt_env.replay: error: cannot write {args.gif or args.frames}: {exc}", file=sys.stderr)
+            print(f"python -m tt_env.ui.replay: error: cannot write {args.gif or args.frames}: {exc}", file=sys.stderr)
             return 2
         print(f"wrote {count} frames to {args.gif or args.frames}")
         return 0
@@ -193,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _bad_record(exc: Exception, path: str | None = None) -> int:
     """Report a record that cannot be replayed in one line; exit status 1."""
     where = f"game record {path!r}: " if path else ""
-    print(f"python -m tt_env.replay: error: {where}{exc}", file=sys.stderr)
+    print(f"python -m tt_env.ui.replay: error: {where}{exc}", file=sys.stderr)
     return 1
 
 

@@ -7,7 +7,7 @@ built only from what ``player`` may know.
 
 * Observation (``perfect_recall=False``, the default): ``tt_env.observation.encode`` of the
   engine state, the vector our AEC env gives (its pieces as the views), and as text the table
-  as ``player`` sees it (``tt_env.render_text``).
+  as ``player`` sees it (``tt_env.ui.render_text``).
 * Information state (``perfect_recall=True``), with T = ``max_turns_per_round + N - 1`` turn
   rows (the most a round can have) and absolute seats:
 
@@ -37,10 +37,10 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from .engine.cards import card_str, cards_str
-from .engine.rules import Rules, hand_size
-from .observation import encode, get_layout
-from .render_text import render_text
+from ..engine.cards import card_str, cards_str
+from ..engine.rules import Rules, hand_size
+from ..observation import encode, get_layout
+from ..ui.render_text import render_text
 
 SCORE_SCALE = 100.0
 NUM_ROUNDS = 11

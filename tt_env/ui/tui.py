@@ -1,4 +1,4 @@
-"""Rich views of the table for the terminal game and replays (``tt_env.play``, ``tt_env.replay``).
+"""Rich views of the table for the terminal game and replays (``tt_env.ui.play``, ``tt_env.ui.replay``).
 
 Only public information is shown for other seats (hand sizes, the cards they were seen
 taking from the discard pile, their discards this round) unless ``reveal_all`` is asked
@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .engine.cards import RANKS, SUITS, rank_of, suit_of
-from .engine.game import PHASE_DRAW, GameState, RoundRecord, winners
-from .engine.melds import best_melds, least_penalty
-from .engine.rules import Rules
-from .engine.rules import wild_rank as round_wild_rank
+from ..engine.cards import RANKS, SUITS, rank_of, suit_of
+from ..engine.game import PHASE_DRAW, GameState, RoundRecord, winners
+from ..engine.melds import best_melds, least_penalty
+from ..engine.rules import Rules
+from ..engine.rules import wild_rank as round_wild_rank
 from .render_text import sorted_hand
 
 

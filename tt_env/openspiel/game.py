@@ -13,7 +13,7 @@ into OpenSpiel's chance and decision nodes.
 | Actions | 54: our action ids (0 draw stock, 1 take the discard, 2 + c discard card c) |
 | Chance outcomes | 52 card types (and seats 0..N-1 for the first dealer) |
 | Observation tensor | the env's observation (`tt_env.observation.encode`), 107 N + 80 floats |
-| Information state tensor | the round's history as the player saw it, plus the hand (`tt_env.openspiel_observer`) |
+| Information state tensor | the round's history as the player saw it, plus the hand (`tt_env.openspiel.observer`) |
 | Returns | the env's `relative` reward mode summed over the game (below) |
 
 ## Parameters
@@ -71,7 +71,7 @@ hand they laid down (public by the rules; the env's observation does not carry i
 round, dealer, totals and the current hand. It is perfect recall within the round; earlier
 rounds enter only through the totals they left: a round starts afresh from a full shoe, so
 nothing else of them bears on the rest of the game. ``resample_from_infostate`` deals the cards the player cannot see anew (see
-``tt_env.openspiel_resample``), so information-set search (OpenSpiel's ``ISMCTSBot``) works.
+``tt_env.openspiel.resample``), so information-set search (OpenSpiel's ``ISMCTSBot``) works.
 ``pyspiel.deserialize_game_and_state`` unpickles part of its input (pyspiel's format for every
 Python game: it cannot be made safe from here), so deserialize only strings you made. For text
 from elsewhere use :func:`state_to_json` / :func:`state_from_json`: plain JSON of the game's
@@ -87,12 +87,12 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from .actions import action_name
-from .engine import game as engine
-from .engine.cards import card_str, card_value
-from .engine.rules import Rules, hand_size, option_names
-from .openspiel_observer import make_observer
-from .three_thirteen_v0 import REWARD_SCALE
+from ..actions import action_name
+from ..engine import game as engine
+from ..engine.cards import card_str, card_value
+from ..engine.rules import Rules, hand_size, option_names
+from ..three_thirteen_v0 import REWARD_SCALE
+from .observer import make_observer
 
 GAME_NAME = "python_three_thirteen"
 NUM_CARD_TYPES = 52
@@ -372,7 +372,7 @@ class ThreeThirteenState(pyspiel.State):
         the randomness. The new state's own ``history()`` starts empty: pyspiel keeps the action
         history in C++, and the real one would tell the hidden cards.
         """
-        from .openspiel_resample import resample  # here: that module builds on this one
+        from .resample import resample  # here: that module builds on this one
 
         seed = int(probability_sampler() * 2.0**52)
         fresh = self.get_game().new_initial_state()
@@ -407,7 +407,7 @@ def state_to_json(state: ThreeThirteenState) -> str:
     A resampled state (``resample_from_infostate``) has no history of its own and cannot be
     written this way.
     """
-    from .jsonio import dumps
+    from ..jsonio import dumps
 
     game = state.get_game()
     if state.history() == [] and state.game_state is not None:

@@ -42,9 +42,9 @@ from collections import Counter
 
 import numpy as np
 
-from .engine.melds import least_penalty
-from .engine.rules import hand_size
-from .openspiel_game import StateData
+from ..engine.melds import least_penalty
+from ..engine.rules import hand_size
+from .game import StateData
 
 _SEARCH_BUDGET = 200_000
 MAX_ATTEMPTS = 1000

@@ -6,7 +6,7 @@ from the discard pile) or all open (``reveal_all=True``). The size depends only 
 of players, so the frames of a game make a video. Pillow is optional: this module is
 imported only when a picture is asked for, and the environment installs and runs without it.
 
-The ``"human"`` mode shows the same picture in a window: :mod:`tt_env.render_window`.
+The ``"human"`` mode shows the same picture in a window: :mod:`tt_env.ui.render_window`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from .engine.cards import RANKS, rank_of, suit_of
-from .engine.game import PHASE_DRAW, GameState, RoundRecord, winners
-from .engine.melds import best_melds, least_penalty
-from .engine.rules import Rules
-from .engine.rules import wild_rank as rank_wild
+from ..engine.cards import RANKS, rank_of, suit_of
+from ..engine.game import PHASE_DRAW, GameState, RoundRecord, winners
+from ..engine.melds import best_melds, least_penalty
+from ..engine.rules import Rules
+from ..engine.rules import wild_rank as rank_wild
 from .render_text import sorted_hand
 
 WIDTH = 1000

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .engine.cards import SUITS, card_str, rank_of, suit_of
-from .engine.game import PHASE_DRAW, GameState
+from ..engine.cards import SUITS, card_str, rank_of, suit_of
+from ..engine.game import PHASE_DRAW, GameState
 
 
 def sorted_hand(cards: list[int], wild_rank: int) -> list[int]:

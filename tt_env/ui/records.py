@@ -38,10 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from . import jsonio
-from .actions import action_name
-from .engine import game
-from .engine.rules import Rules
+from .. import jsonio
+from ..actions import action_name
+from ..engine import game
+from ..engine.rules import Rules
 
 FORMAT_NAME = "three-thirteen-game"
 FORMAT_VERSION = 1
@@ -65,7 +65,7 @@ class GameRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the file format)."""
-        from . import __version__
+        from .. import __version__
 
         out: dict[str, Any] = {
             "format": FORMAT_NAME,
@@ -123,7 +123,7 @@ class GameRecord:
         if not isinstance(actions, list) or not all(
                 isinstance(a, int) and not isinstance(a, bool) and 0 <= a < game.NUM_ACTIONS for a in actions):
             raise ValueError(f"{source} has bad actions: use a list of action ids 0..{game.NUM_ACTIONS - 1}")
-        from .three_thirteen_v0 import REWARD_MODES
+        from ..three_thirteen_v0 import REWARD_MODES
 
         reward_mode = data.get("reward_mode", "relative")
         if reward_mode not in REWARD_MODES:
@@ -242,7 +242,7 @@ def _as_record(record: GameRecord | Mapping[str, Any] | str | Path) -> GameRecor
 
 def make_env(record: GameRecord, render_mode: str | None = None, reveal_all: bool = False) -> Any:
     """A raw AEC env reset to the start of the recorded game."""
-    from .three_thirteen_v0 import raw_env
+    from ..three_thirteen_v0 import raw_env
 
     options = record.rules.to_dict()
     env = raw_env(reward_mode=record.reward_mode, render_mode=render_mode, reveal_all=reveal_all, **options)

@@ -1,12 +1,12 @@
-"""Play Three Thirteen in the terminal against any agents: ``python -m tt_env.play``.
+"""Play Three Thirteen in the terminal against any agents: ``python -m tt_env.ui.play``.
 
-    python -m tt_env.play --opponents greedy-v0 expert-v0 --seed 7 --rounds 1-3
+    python -m tt_env.ui.play --opponents greedy-v0 expert-v0 --seed 7 --rounds 1-3
 
 You take a seat (``--seat``, default 0) against the agents named (registry names such as
 ``expert-v0`` or checkpoint paths). On your turn: ``s`` draws from the stock, ``d`` takes
 the top of the discard pile, then type the card to discard (``7h``, ``10H``, ``Td``, ``qs``:
 any case). ``h`` asks for a hint, ``?`` for help, ``q`` (or Ctrl-C) to quit, with an offer
-to save the game record first (replay it with ``python -m tt_env.replay``). A save that fails
+to save the game record first (replay it with ``python -m tt_env.ui.replay``). A save that fails
 (a folder that cannot be created, no permission) says why and asks for another file name;
 Enter gives up. When the input ends (stdin closed, or Ctrl-D) the game stops with a message,
 after the same offer to save (``--save FILE`` saves without asking).
@@ -31,15 +31,15 @@ from typing import Any
 
 import numpy as np
 
-from .actions import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
-from .agents import Agent, make_agent
-from .cli_checks import decks_arg, int_at_least, output_file_problem, seed_arg
-from .engine.cards import parse_card
-from .engine.game import PHASE_DRAW, GameState, legal_actions
-from .engine.melds import least_penalty
-from .engine.rules import Rules, option_names, wild_rank
+from ..actions import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
+from ..agents import Agent, make_agent
+from ..cli_checks import decks_arg, int_at_least, output_file_problem, seed_arg
+from ..engine.cards import parse_card
+from ..engine.game import PHASE_DRAW, GameState, legal_actions
+from ..engine.melds import least_penalty
+from ..engine.rules import Rules, option_names, wild_rank
+from ..three_thirteen_v0 import raw_env
 from .records import GameRecord, GameRecorder, save_record
-from .three_thirteen_v0 import raw_env
 from .tui import card_label, card_text, final_view, hand_line, require_rich, round_view, table_view
 
 HELP = ("On your turn: [bold]s[/] draws from the stock, [bold]d[/] takes the top of the discard pile; "
@@ -49,7 +49,7 @@ HELP = ("On your turn: [bold]s[/] draws from the stock, [bold]d[/] takes the top
 
 
 EXIT_OK, EXIT_AGENT_FAILED, EXIT_USAGE, EXIT_INPUT_ENDED = 0, 1, 2, 3
-"""Exit statuses of ``python -m tt_env.play`` (``EXIT_USAGE`` comes from ``parser.error``)."""
+"""Exit statuses of ``python -m tt_env.ui.play`` (``EXIT_USAGE`` comes from ``parser.error``)."""
 
 
 class QuitGame(Exception):
@@ -289,7 +289,7 @@ class PlaySession:
                 except OSError as exc:
                     problem = exc.strerror or str(exc)
             if problem is None:
-                self.console.print(f"Saved the game to {path} (replay: python -m tt_env.replay {path}).",
+                self.console.print(f"Saved the game to {path} (replay: python -m tt_env.ui.replay {path}).",
                                    markup=False)
                 return
             self.console.print(f"Could not save to {path}: {problem}.", style="red", markup=False)
@@ -391,7 +391,7 @@ def rules_from_args(args: argparse.Namespace, num_players: int) -> Rules:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; returns the exit status (``EXIT_*``; a bad command line exits with 2)."""
-    parser = argparse.ArgumentParser(prog="python -m tt_env.play", description="Play Three Thirteen in the terminal.",
+    parser = argparse.ArgumentParser(prog="python -m tt_env.ui.play", description="Play Three Thirteen in the terminal.",
                                      epilog="exit status: 0 the game ended or you quit; 1 an agent failed; "
                                             "2 a bad command line; 3 the input ended before the game was over")
     parser.add_argument("--opponents", nargs="+", default=["expert-v0"],
@@ -422,7 +422,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         session.run()
     except Exception as exc:  # an agent failed; the session has shown it and offered to save the game
-        print(f"python -m tt_env.play: error: the game cannot go on: {exc}", file=sys.stderr)
+        print(f"python -m tt_env.ui.play: error: the game cannot go on: {exc}", file=sys.stderr)
         return EXIT_AGENT_FAILED
     return EXIT_INPUT_ENDED if session.outcome == "input-ended" else EXIT_OK
 

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from .agents import Agent, make_agent
-from .openspiel_game import GAME_NAME, rules_from_params
+from ..agents import Agent, make_agent
+from .game import GAME_NAME, rules_from_params
 
 
 class AgentBot(pyspiel.Bot):
