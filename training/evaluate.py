@@ -59,7 +59,7 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from tt_env.cli_checks import (decks_arg, int_at_least, output_dir_problem, output_file_problem, seed_arg,
@@ -78,11 +78,14 @@ APPEND_FLAG = "--append-games"
 
 def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = None, workers: int = 1,
              progress: bool = False, allow_rule_mismatch: bool = False,
-             batch_size: int = DEFAULT_BATCH_SIZE) -> tuple[dict, list]:
+             batch_size: int = DEFAULT_BATCH_SIZE,
+             on_deal: Callable[[list[GameRecord]], None] | None = None) -> tuple[dict, list]:
     """Play ``games`` deals among ``specs``; returns (the JSON report, the per-deal game records).
 
     ``allow_rule_mismatch``: checkpoint agents may play scoring rules they were not trained for.
     ``batch_size``: games played side by side in each worker (1: one at a time; same numbers).
+    ``on_deal(records)`` is called as each deal finishes, in deal order (a progress bar's hook:
+    the browser app's evaluations use it).
     """
     if not MIN_AGENTS <= len(specs) <= MAX_AGENTS:
         raise ValueError(f"{len(specs)} agents given: evaluate {MIN_AGENTS} to {MAX_AGENTS} agents")
@@ -102,12 +105,17 @@ def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = 
         with Progress(TextColumn("[bold]deals"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                       transient=True) as bar:
             task = bar.add_task("deals", total=games)
-            deals = run_deals(list(specs), rules, games, seed, workers,
-                              on_deal=lambda _records: bar.advance(task), allow_rule_mismatch=allow_rule_mismatch,
-                              batch_size=batch_size)
+
+            def advance(records: list[GameRecord]) -> None:
+                bar.advance(task)
+                if on_deal is not None:
+                    on_deal(records)
+
+            deals = run_deals(list(specs), rules, games, seed, workers, on_deal=advance,
+                              allow_rule_mismatch=allow_rule_mismatch, batch_size=batch_size)
     else:
-        deals = run_deals(list(specs), rules, games, seed, workers, allow_rule_mismatch=allow_rule_mismatch,
-                          batch_size=batch_size)
+        deals = run_deals(list(specs), rules, games, seed, workers, on_deal=on_deal,
+                          allow_rule_mismatch=allow_rule_mismatch, batch_size=batch_size)
     seconds = time.perf_counter() - start
     played = games * len(specs)
     report = {
