@@ -160,7 +160,9 @@ def test_the_person_sees_only_what_their_seat_may_see(client) -> None:
 
 def test_a_whole_game_replays_to_the_scores_shown(client) -> None:
     game = new_game(client, rules={"rounds": [1, 2]}, seed=5)
+    assert game["seed"] is None  # the seed gives the deal away: not shown before the end
     final = play_to_end(client, game["game_id"], choose=lambda legal: legal[-1])
+    assert final["seed"] == 5
     record = client.get(f"/api/play/{game['game_id']}/record")
     assert record.headers["content-disposition"].startswith("attachment")
     data = record.json()
@@ -261,13 +263,32 @@ def test_games_belong_to_their_browser_session(app) -> None:
     assert forged.get(f"/api/play/{gid}").status_code == 404
 
 
-def test_the_store_keeps_at_most_max_games() -> None:
+def test_the_store_keeps_at_most_max_games_dropping_the_least_recently_used() -> None:
     client = TestClient(create_app(allowed_hosts=["testserver"], max_games=2))
-    ids = [new_game(client, seed=s)["game_id"] for s in range(3)]
-    client.get(f"/api/play/{ids[1]}")  # used: the least recently used is ids[0]
-    assert client.get(f"/api/play/{ids[0]}").status_code == 404
-    assert "evicted" in client.get(f"/api/play/{ids[0]}").json()["error"]
-    assert all(client.get(f"/api/play/{g}").status_code == 200 for g in ids[1:])
+    first, second = (new_game(client, seed=s)["game_id"] for s in range(2))
+    client.get(f"/api/play/{first}")  # used again: the least recently used is now the second
+    third = new_game(client, seed=2)["game_id"]
+    dropped = client.get(f"/api/play/{second}")
+    assert dropped.status_code == 404 and "evicted" in dropped.json()["error"]
+    assert client.get(f"/api/play/{first}").status_code == 200 and client.get(f"/api/play/{third}").status_code == 200
+
+
+def test_the_hint_offers_only_legal_discards() -> None:
+    """Taking KH to 5C 5D 5S: discarding KH again would go out, but the rules forbid it this turn."""
+    from tt_env.engine.cards import parse_card, parse_cards
+    from tt_env.engine.game import PHASE_DISCARD, new_game as engine_game
+    from tt_env.web.views import hint_view
+
+    state = engine_game(Rules(num_players=2, rounds=(1,)), np.random.default_rng(0))
+    seat, king = state.current_player, parse_card("KH")
+    state.hands[seat] = parse_cards("5C 5D 5S")
+    state.discard_pile.append(king)
+    before = hint_view(state, seat)["take_discard"]
+    assert before["take"] == king and before["then"]["card"] != king and before["then"]["penalty"] == 20
+    state.hands[seat].append(state.discard_pile.pop())
+    state.phase, state.taken_this_turn, state.known_taken[seat] = PHASE_DISCARD, king, [king]
+    after = hint_view(state, seat)["discard"]
+    assert after["card"] != king and after["penalty"] == 20 and after["after"]["penalty"] == 20
 
 
 def test_an_agent_that_fails_stops_the_game_with_its_message(app) -> None:
@@ -496,15 +517,12 @@ def test_unknown_evaluation_is_404(client) -> None:
 
 def test_engine_legality_is_what_is_offered(client) -> None:
     """The legal moves the page offers are the engine's, at every turn of a game."""
-    from tt_env.engine.game import new_game as engine_game
+    from tt_env.engine.game import apply, new_game as engine_game
 
     game = new_game(client, rules={"rounds": [2]}, seed=13)
-    record_seed = game["seed"]
-    state = engine_game(Rules(num_players=2, rounds=(2,)), np.random.default_rng(record_seed))
+    state = engine_game(Rules(num_players=2, rounds=(2,)), np.random.default_rng(13))
     view = client.get(f"/api/play/{game['game_id']}").json()
     actions = client.get(f"/api/play/{game['game_id']}/record").json()["actions"]
-    from tt_env.engine.game import apply
-
     for a in actions:
         apply(state, a)
     assert view["legal"] == legal_actions(state)

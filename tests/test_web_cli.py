@@ -20,7 +20,7 @@ else:
     pytest.importorskip("starlette")
 
 from tt_env.web import main  # noqa: E402
-from tt_env.web.cli import allowed_hosts  # noqa: E402
+from tt_env.web.cli import allowed_hosts, is_loopback  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,6 +55,8 @@ def test_a_port_in_use_is_refused_before_serving(capsys) -> None:
 def test_loopback_names_only_unless_host_says_otherwise() -> None:
     assert allowed_hosts("127.0.0.1") == ["127.0.0.1", "localhost"]
     assert allowed_hosts("0.0.0.0") == ["*"]
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5") and not is_loopback("example.org")
 
 
 def test_it_starts_prints_its_address_serves_and_stops_on_ctrl_c() -> None:

@@ -182,7 +182,7 @@ def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_
     async def play_record(request: Request) -> Response:
         game = play_game(request)
         record = await _locked(game, game.record)
-        return _record_download(record.to_dict(), f"three-thirteen-seed{game.seed}.json")
+        return _record_download(record.to_dict(), "three-thirteen-game.json")
 
     # ------------------------------------------------------------------ watch
     async def watch_record(request: Request) -> Response:

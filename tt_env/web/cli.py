@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import ipaddress
 import socket
 import sys
 import threading
@@ -99,6 +100,16 @@ def serve_in_background(app: Any, host: str = "127.0.0.1", port: int = 0) -> Ite
         sock.close()
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Start the app and serve until Ctrl-C; returns the exit status (2 for a bad command line)."""
     parser = build_parser()
@@ -122,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     shown = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else shown}:{port}/"
     print(f"Three Thirteen is at {url}  (Ctrl-C stops it)", flush=True)
-    if args.host not in LOOPBACK_HOSTS:
+    if not is_loopback(args.host):
         print(f"note: listening on {args.host}: anyone who can reach this machine can use the app", file=sys.stderr)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     if not args.no_browser:

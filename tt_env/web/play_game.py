@@ -124,7 +124,8 @@ class PlayGame:
         view = {
             "table": table_view(state, self.names, self.seat), "seat": self.seat, "step": len(self.actions),
             "legal": legal_actions(state) if yours else [], "your_turn": yours,
-            "events": self.events[max(0, since):], "round_end": None, "failure": self.failure, "seed": self.seed,
+            "events": self.events[max(0, since):], "round_end": None, "failure": self.failure,
+            "seed": self.seed if state.game_over else None,  # the seed gives the deal away: shown at the end
         }
         if self.paused is not None:
             done = len(state.round_results)

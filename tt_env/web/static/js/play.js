@@ -101,13 +101,15 @@ function show(view) {
       h("section", { class: "panel" }, h("h3", {}, "Moves"), renderLog(page.events, t.players, yourSeat)),
       h("section", { class: "panel buttons" }, hintButton, recordLink(),
         h("button", { type: "button", onclick: newGame, id: "leave-game" }, "New game"),
-        h("div", { class: "small-note" }, `seed ${view.seed}`)))));
+        view.seed === null ? null : h("div", { class: "small-note" }, `seed ${view.seed}`)))));
   $("log").scrollTop = $("log").scrollHeight;
 }
 
 function recordLink(id = "record-link") {
-  return h("a", { class: "button", id, href: `/api/play/${page.gameId}/record`, download: `three-thirteen-seed${page.view.seed}.json` },
-    "Download the record");
+  const over = page.view.table.game_over;
+  return h("a", { class: "button", id, href: `/api/play/${page.gameId}/record`, download: "three-thirteen-game.json",
+                  title: over ? "the game record: replay it on the Watch page or with python -m tt_env.ui.replay"
+                    : "the game so far; its seed gives the deal away" }, over ? "Download the record" : "Save the game so far");
 }
 
 async function act(action) {
