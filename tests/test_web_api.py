@@ -52,7 +52,8 @@ def play_to_end(client: TestClient, game_id: str, choose=lambda legal: legal[0])
             assert client.post(f"/api/play/{game_id}/next-round", json={}).status_code == 200
             continue
         assert view["your_turn"] and view["legal"], view
-        response = client.post(f"/api/play/{game_id}/action", json={"action": choose(view["legal"]), "step": view["step"]})
+        move = {"action": choose(view["legal"]), "step": view["step"]}
+        response = client.post(f"/api/play/{game_id}/action", json=move)
         assert response.status_code == 200, response.text
     raise AssertionError("the game did not end")
 
@@ -84,9 +85,10 @@ def test_only_the_hosts_it_was_started_for(app) -> None:
 def test_bodies_are_checked(client) -> None:
     assert client.post("/api/play", content="seats=human", headers={"content-type": "application/x-www-form-urlencoded"}
                        ).status_code == 415
-    assert client.post("/api/play", content="{not json", headers={"content-type": "application/json"}).status_code == 400
+    as_json = {"content-type": "application/json"}
+    assert client.post("/api/play", content="{not json", headers=as_json).status_code == 400
     assert client.post("/api/play", json=["human", "expert-v0"]).status_code == 400
-    big = client.post("/api/results", content=b"[" + b"0," * 1_100_000 + b"0]", headers={"content-type": "application/json"})
+    big = client.post("/api/results", content=b"[" + b"0," * 1_100_000 + b"0]", headers=as_json)
     assert big.status_code == 413
     unknown = client.post("/api/play", json={"seats": ["human", "expert-v0"], "sneaky": 1})
     assert unknown.status_code == 400 and "sneaky" in unknown.json()["error"]

@@ -133,7 +133,8 @@ def test_step_a_replay_back_and_forth(page, base_url, record_file) -> None:
         hand = [int(c) for c in page.locator("#hand .card").evaluate_all("cs => cs.map(c => c.dataset.card)")]
         assert sorted(hand) == sorted(state.hands[0])  # every hand face up, seat 0 at the bottom
         for p in (1, 2):
-            cards = page.locator(f'.opponents [data-seat="{p}"] .card').evaluate_all("cs => cs.map(c => c.dataset.card)")
+            panel = page.locator(f'.opponents [data-seat="{p}"] .card')
+            cards = panel.evaluate_all("cs => cs.map(c => c.dataset.card)")
             assert sorted(int(c) for c in cards) == sorted(state.hands[p])
 
     for step in range(1, 6):

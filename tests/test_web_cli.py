@@ -66,7 +66,7 @@ def test_it_starts_prints_its_address_serves_and_stops_on_ctrl_c() -> None:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
-        assert line.startswith("Three Thirteen is at http://127.0.0.1:"), (line, proc.stderr.read() if proc.poll() else "")
+        assert line.startswith("Three Thirteen is at http://127.0.0.1:"), (line, proc.poll())
         url = line.split()[4]
         seconds = time.monotonic() - start
         with urllib.request.urlopen(url + "api/options", timeout=10) as response:

@@ -27,9 +27,9 @@ The JSON API (every answer JSON; errors are ``{"error": message}`` with a 4xx st
 | method and path | what |
 |---|---|
 | ``GET /api/options`` | agents offered (name, kind, player count), rule options and defaults, limits |
-| ``POST /api/play`` ``{"seats": [...], "rules": {...}, "seed"}`` | a new game; ``seats`` has one ``"human"`` and agent names |
-| ``GET /api/play/{id}?since=N`` | the person's view: table, legal moves, the moves after move ``N``, a finished round |
-| ``POST /api/play/{id}/action`` ``{"action", "step"}`` | the person's move (``step``: moves made so far); the agents then move |
+| ``POST /api/play`` ``{"seats": [...], "rules": {...}, "seed"}`` | a new game (``seats``: ``"human"`` once, agents) |
+| ``GET /api/play/{id}?since=N`` | the person's view: table, legal moves, moves after move ``N``, a finished round |
+| ``POST /api/play/{id}/action`` ``{"action", "step"}`` | the person's move (``step``: moves so far); then the agents' |
 | ``POST /api/play/{id}/next-round`` ``{}`` | go on after a round's summary |
 | ``GET /api/play/{id}/hint`` | the solver's best arrangement (and best discard) of the person's hand |
 | ``GET /api/play/{id}/record`` | the game record so far (``tt_env.ui.records`` format) |

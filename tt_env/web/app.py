@@ -33,10 +33,9 @@ from ..jsonio import to_strict
 from .catalog import AgentCatalog
 from .config import DEFAULT_MAX_GAMES, LOOPBACK_HOSTS
 from .play_game import HUMAN, AgentFailed, PlayGame
-from .results import MAX_DEALS, EvaluationRunner, Evaluate, results_view
+from .results import MAX_DEALS, Evaluate, EvaluationRunner, results_view
 from .store import SESSION_COOKIE, GameStore, new_session_id, valid_session_id
-from .validate import (RequestError, int_field, list_field, object_field, only_keys, read_json,
-                       rule_options, rules_field)
+from .validate import RequestError, int_field, list_field, object_field, only_keys, read_json, rule_options, rules_field
 from .watch_game import WatchGame, play_agents_game, record_from_upload
 
 STATIC = Path(__file__).resolve().parent / "static"

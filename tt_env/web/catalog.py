@@ -49,7 +49,8 @@ class AgentCatalog:
             self._infos[name] = AgentInfo(name, kind, players, DESCRIPTIONS.get(name, "trained network"))
         for path in checkpoints:
             if path in self._infos:
-                raise ValueError(f"--checkpoint {path}: the name is already an agent's: give it as a path such as ./{path}")
+                raise ValueError(f"--checkpoint {path}: the name is already an agent's: "
+                                 f"give it as a path such as ./{path}")
             self._infos[path] = AgentInfo(path, "checkpoint", checkpoint_players(path), f"checkpoint {Path(path).name}")
 
     def infos(self) -> list[AgentInfo]:

@@ -106,7 +106,7 @@ class PlayGame:
             p = state.current_player
             try:
                 action = int(self.agents[p].act(encode(state, p), action_mask(state), self.agent_rng))
-            except Exception as exc:  # noqa: BLE001 - any failure of an agent stops the game with its message
+            except Exception as exc:
                 self.failure = f"agent {self.names[p]} at seat {p} failed: {exc}"
                 raise AgentFailed(self.failure) from exc
             if action not in legal_actions(state):

@@ -59,7 +59,8 @@ def _leaderboard(data: Mapping[str, Any]) -> dict[str, Any]:
             "win_rate": _num(row, "win_rate", where), "win_rate_ci95": _interval(row, "win_rate_ci95", where),
             "ms_per_move": _num(row, "ms_per_move", where),
         })
-    tables = [{"players": n, "rows": sorted(group, key=lambda r: r["score_diff"])} for n, group in sorted(groups.items())]
+    tables = [{"players": n, "rows": sorted(group, key=lambda r: r["score_diff"])}
+              for n, group in sorted(groups.items())]
     return {"kind": "leaderboard", "reference": _str(data, "reference", "the leaderboard"),
             "seed": data.get("seed"), "tables": tables}
 
