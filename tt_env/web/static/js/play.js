@@ -159,15 +159,16 @@ async function showHint() {
     const hint = await api("GET", `/api/play/${page.gameId}/hint`);
     const wild = page.view.table.wild_rank;
     const leaves = (penalty) => (penalty === 0 ? ": you go out" : `, leaving penalty ${penalty}`);
-    const parts = [h("div", { class: "hint-line" }, h("b", {}, "Best arrangement of your hand: "), `penalty ${hint.penalty}`),
-      arrangementNodes(hint, wild)];
+    const parts = [h("div", { class: "hint-line", dataset: { penalty: hint.penalty } },
+      h("b", {}, "Best arrangement of your hand: "), `penalty ${hint.penalty}`), arrangementNodes(hint, wild)];
     if (hint.discard) {
       const d = hint.discard;
-      parts.push(h("div", { class: "hint-line" }, h("b", {}, `Best discard: ${cardName(d.card)}`), leaves(d.penalty)),
-        arrangementNodes(d.after, wild));
+      parts.push(h("div", { class: "hint-line", id: "hint-discard", dataset: { card: d.card, penalty: d.penalty } },
+        h("b", {}, `Best discard: ${cardName(d.card)}`), leaves(d.penalty)), arrangementNodes(d.after, wild));
     } else if (hint.take_discard) {
       const t = hint.take_discard;
-      parts.push(h("div", { class: "hint-line" }, h("b", {}, `Taking ${cardName(t.take)}`),
+      parts.push(h("div", { class: "hint-line", id: "hint-take", dataset: { penalty: t.then.penalty } },
+        h("b", {}, `Taking ${cardName(t.take)}`),
         `, the best discard is ${cardName(t.then.card)}${leaves(t.then.penalty)}`), arrangementNodes(t.then.after, wild));
     }
     page.hint = parts;

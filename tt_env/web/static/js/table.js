@@ -12,7 +12,7 @@ function cardRow(cards, wildRank, { small = false, cls = "" } = {}) {
 
 function badge(text, cls) { return h("span", { class: "badge " + cls }, text); }
 
-function seatHead(view, p, youSeat) {
+function seatHead(view, p, youSeat, { score = true } = {}) {
   const player = view.players[p];
   const badges = [];
   if (p === view.dealer) badges.push(badge("dealer", "dealer"));
@@ -20,7 +20,7 @@ function seatHead(view, p, youSeat) {
   if (view.went_out === p) badges.push(badge("went out", "out"));
   return h("div", { class: "seat-head" },
     h("span", { class: "seat-name" }, seatLabel(p, player.name, youSeat)), ...badges,
-    h("span", { class: "seat-score", title: "total score (lower is better)" }, `score ${player.score}`));
+    score ? h("span", { class: "seat-score", title: "total score (lower is better)" }, `score ${player.score}`) : null);
 }
 
 function opponentPanel(view, p, youSeat) {
@@ -38,9 +38,10 @@ function opponentPanel(view, p, youSeat) {
       player.taken.map((c) => { const s = cardSVG(c, { wildRank: view.wild_rank, small: true }); s.classList.add("taken"); return s; }));
   }
   const taken = player.taken.length ? `took ${player.taken.map(cardName).join(" ")}` : "took nothing";
-  return h("div", { class: cls.join(" "), dataset: { seat: p } }, seatHead(view, p, youSeat), cards,
+  return h("div", { class: cls.join(" "), dataset: { seat: p } }, seatHead(view, p, youSeat, { score: false }), cards,
     h("div", { class: "seat-foot" }, h("span", { class: "hand-size" }, `${player.hand_size} cards`), " · ",
-      h("span", { title: "cards taken from the discard pile this round and still held" }, taken)));
+      h("span", { title: "cards taken from the discard pile this round and still held" }, taken),
+      h("span", { class: "seat-score", title: "total score (lower is better)" }, `score ${player.score}`)));
 }
 
 // The whole table. bottom: the seat drawn large at the bottom; legal: action ids the page offers (clickable).
