@@ -71,7 +71,7 @@ export function renderTable(view, { bottom = 0, youSeat = null, legal = [], onAc
     status ? h("div", { id: "status", class: "status" }, status) : null);
 
   const me = view.players[bottom];
-  const hand = h("div", { id: "hand", class: "cards hand" });
+  const hand = h("div", { id: "hand", class: "cards hand" + (me.hand_size > 10 ? " crowded" : "") });
   if (me.hand === null) {
     for (let i = 0; i < me.hand_size; i++) hand.appendChild(backSVG());
   } else {
