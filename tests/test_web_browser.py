@@ -155,7 +155,11 @@ def test_step_a_replay_back_and_forth(page, base_url, record_file) -> None:
     page.select_option("#view-seat", "all")
     page.select_option("#speed", "16")
     page.click("#play")
-    page.wait_for_selector('body[data-step="10"]')
+    for _ in range(300):  # polled from here: the pages' CSP allows no eval, so no wait_for_function
+        if _step(page) >= 10:
+            break
+        page.wait_for_timeout(50)
+    assert _step(page) >= 10, "playing did not advance"
     page.click("#play")  # pause
     paused = _step(page)
     page.wait_for_timeout(300)
