@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 import webbrowser
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 from ..cli_checks import int_at_least
@@ -110,7 +110,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Start the app and serve until Ctrl-C; returns the exit status (2 for a bad command line)."""
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -5,6 +5,10 @@ request). A game is found by its own random id *and* its owner's session: anothe
 asking for it gets the same 404 as for a game that never existed. The store holds at most
 ``capacity`` games (Play and Watch together); adding one more evicts the one used least
 recently, so a server left running never grows without bound.
+
+The cookie holds nothing but the id, so it needs no signature (Starlette's ``SessionMiddleware``
+signs data kept in the cookie, with one more dependency): an id is 24 random bytes, and one
+that was never handed out matches no game.
 """
 
 from __future__ import annotations
