@@ -483,7 +483,25 @@ def test_an_evaluation_runs_in_the_background_one_at_a_time() -> None:
     assert status["report"]["games"] == 4 and status["report"]["seed"] == 3
     assert [a["name"] for a in status["view"]["agents"]] != []
     assert calls[0]["workers"] == 1
-    assert client.post("/api/evaluations", json=body).status_code == 202  # free again
+    assert client.post(f"/api/evaluations/{job}/stop", json={}).status_code == 409  # done: nothing to stop
+    release.clear()
+    again = client.post("/api/evaluations", json=body)  # free again
+    assert again.status_code == 202
+    second = again.json()["job_id"]
+    for _ in range(200):
+        if client.get(f"/api/evaluations/{second}").json()["done"] == 2:
+            break
+        time.sleep(0.02)
+    assert other.post(f"/api/evaluations/{second}/stop", json={}).status_code == 404
+    assert client.post(f"/api/evaluations/{second}/stop", json={}).json()["status"] == "running"
+    release.set()
+    for _ in range(200):
+        status = client.get(f"/api/evaluations/{second}").json()
+        if status["status"] != "running":
+            break
+        time.sleep(0.02)
+    assert status["status"] == "stopped" and status["done"] == 3 and status["report"] is None
+    assert client.post("/api/evaluations", json=body).status_code == 202  # a stopped one frees the runner
 
 
 def test_the_real_evaluator_reports_its_progress() -> None:

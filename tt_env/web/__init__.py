@@ -40,6 +40,7 @@ The JSON API (every answer JSON; errors are ``{"error": message}`` with a 4xx st
 | ``POST /api/results`` (a results file) | a leaderboard or evaluation file as tables |
 | ``POST /api/evaluations`` ``{"agents", "deals", "seed", "rules"}`` | start a small evaluation (one at a time) |
 | ``GET /api/evaluations/{id}`` | its progress (deals done of total), then its report |
+| ``POST /api/evaluations/{id}/stop`` ``{}`` | stop it after the deal it is playing |
 """
 
 from __future__ import annotations

@@ -241,6 +241,10 @@ def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_
     async def evaluation_status(request: Request) -> Response:
         return json_answer(runner.get(session(request), request.path_params["job_id"]).to_dict())
 
+    async def evaluation_stop(request: Request) -> Response:
+        only_keys(await read_json(request), ())
+        return json_answer(runner.stop(session(request), request.path_params["job_id"]).to_dict())
+
     # ------------------------------------------------------------------ errors
     async def refused(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestError)
@@ -272,6 +276,7 @@ def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_
         Route("/api/results", results, methods=["POST"]),
         Route("/api/evaluations", evaluation_start, methods=["POST"]),
         Route("/api/evaluations/{job_id}", evaluation_status),
+        Route("/api/evaluations/{job_id}/stop", evaluation_stop, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)), Middleware(BrowserSession)]

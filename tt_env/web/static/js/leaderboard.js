@@ -19,6 +19,7 @@ async function init() {
   const deals = h("input", { id: "eval-deals", type: "number", min: 1, max: page.options.max_eval_deals, value: 20 });
   const seed = h("input", { id: "eval-seed", type: "number", min: 0, value: 0 });
   const run = h("button", { id: "eval-start", class: "primary", type: "button", onclick: startEvaluation }, "Run the evaluation");
+  const stopButton = h("button", { id: "eval-stop", type: "button", hidden: true, onclick: stopEvaluation }, "Stop");
   $("results-open").replaceChildren(h("h3", {}, "Open results files"),
     h("p", {}, "The JSON written by ", h("code", {}, "python -m training.leaderboard --json FILE"), " or ",
       h("code", {}, "python -m training.evaluate ... --json FILE"), ". Several at once are fine."), file);
@@ -28,7 +29,7 @@ async function init() {
     page.agents,
     h("div", { class: "field" }, h("label", { for: "eval-deals" }, "Deals"), deals),
     h("div", { class: "field" }, h("label", { for: "eval-seed" }, "Seed"), seed),
-    page.rules, run,
+    page.rules, h("div", { class: "end-buttons" }, run, stopButton),
     h("div", { id: "eval-progress", class: "progress", hidden: true }, h("div", { class: "bar" }), h("span", { class: "label" })));
 }
 
@@ -150,6 +151,7 @@ async function startEvaluation() {
     const job = await api("POST", "/api/evaluations", body);
     page.job = job.job_id;
     $("eval-start").disabled = true;
+    $("eval-stop").hidden = false;
     progress(job);
     poll();
   } catch (err) {
@@ -163,7 +165,8 @@ function progress(job) {
   box.querySelector(".bar").style.width = `${(100 * job.done) / job.total}%`;
   box.querySelector(".label").textContent = job.status === "running"
     ? `${job.done} of ${job.total} deals \u00b7 ${job.seconds.toFixed(1)} s`
-    : job.status === "done" ? `done: ${job.total} deals in ${job.seconds.toFixed(1)} s` : `failed: ${job.error}`;
+    : job.status === "done" ? `done: ${job.total} deals in ${job.seconds.toFixed(1)} s`
+      : job.status === "stopped" ? `stopped after ${job.done} of ${job.total} deals` : `failed: ${job.error}`;
   box.dataset.status = job.status;
 }
 
@@ -175,6 +178,7 @@ function poll() {
       progress(job);
       if (job.status === "running") { poll(); return; }
       $("eval-start").disabled = false;
+      $("eval-stop").hidden = true;
       if (job.status === "done") {
         const section = renderResults(job.view, `Evaluation: ${job.agents.join(" vs ")}`);
         section.id = "eval-result";
@@ -185,9 +189,18 @@ function poll() {
       }
     } catch (err) {
       $("eval-start").disabled = false;
+      $("eval-stop").hidden = true;
       notify(err.message, { error: true });
     }
   }, 300);
+}
+
+async function stopEvaluation() {
+  try {
+    progress(await api("POST", `/api/evaluations/${page.job}/stop`, {}));
+  } catch (err) {
+    notify(err.message, { error: true });
+  }
 }
 
 init().catch((err) => notify(err.message, { error: true }));
