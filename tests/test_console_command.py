@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -125,3 +126,14 @@ def test_a_missing_dependency_of_a_command_is_one_line_and_a_bug_is_not_hidden(c
     monkeypatch.setattr(cli.importlib, "import_module", needs("training.no_such_module"))
     with pytest.raises(ModuleNotFoundError):
         cli.main(["evaluate"])
+
+
+def test_the_play_help_lists_every_agent_of_the_registry(capsys, monkeypatch):
+    from tt_env.agents import agent_names, registry
+
+    monkeypatch.setattr(registry, "_AGENTS", dict(registry._AGENTS, **{"new-v7": lambda rules: None}))
+    code, out, _ = _run(["play", "--help"], capsys)
+    assert code == 0
+    text = " ".join(re.sub(r"-\n\s*", "-", out).split())  # argparse may wrap a name at a hyphen
+    assert "new-v7" in agent_names() and all(name in text for name in agent_names())
+    assert {"ppo-2p-v1", "ppo-3p-v0", "ppo-4p-v0", "ismcts-v0"} <= set(agent_names())
