@@ -129,5 +129,5 @@ def test_require_and_the_error_type():
     assert install_hint("yaml") == "pip install 'three-thirteen[train]'"
     assert install_hint("PIL.Image", extra="render") == "pip install 'three-thirteen[render]'"
     assert missing_dependency(ModuleNotFoundError("x", name="ray"), "it") is not None
-    assert missing_dependency(ModuleNotFoundError("x", name="tt_env.nothing"), "it") is None  # a bug, not a missing extra
+    assert missing_dependency(ModuleNotFoundError("x", name="tt_env.nothing"), "it") is None  # a bug, not an extra
     assert missing_dependency(ImportError("cannot import name 'x'", name="torch"), "it") is None

@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 TINY_MAIN_JOB = ["--set", "total_steps=256", "--set", "num_envs=4", "--set", "rollout_steps=128",
                  "--set", "num_minibatches=2", "--set", "update_epochs=1", "--set", "eval_deals=1",
-                 "--set", "eval_every=0", "--set", "progress=false", "--set", "network_kwargs={channels: 8, hidden: 16}",
-                 "--deals", "1", "--workers", "1"]
+                 "--set", "eval_every=0", "--set", "progress=false",
+                 "--set", "network_kwargs={channels: 8, hidden: 16}", "--deals", "1", "--workers", "1"]
 
 pytestmark = pytest.mark.slow
 

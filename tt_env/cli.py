@@ -96,8 +96,10 @@ def _missing_module(prog: str, command: Command, exc: ImportError) -> int:
     missing = missing_dependency(exc, "this command")
     if missing is not None:
         return _refuse(prog, str(missing))
-    if isinstance(exc, ModuleNotFoundError) and exc.name and not exc.name.startswith(("tt_env", "models", "training")):
-        return _refuse(prog, missing_text(exc.name, "this command") + f" (or pip install 'three-thirteen[{command.extra}]')")
+    ours = ("tt_env", "models", "training")
+    if isinstance(exc, ModuleNotFoundError) and exc.name and not exc.name.startswith(ours):
+        extra = f" (or pip install 'three-thirteen[{command.extra}]')"
+        return _refuse(prog, missing_text(exc.name, "this command") + extra)
     raise exc
 
 

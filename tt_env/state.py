@@ -5,8 +5,9 @@ seats in absolute order (seat 0 first), not from a player's point of view; it is
 every agent. It holds everything the rules act on (:func:`decode_state` gives it back as plain
 values, and every player's observation follows from it, tested), except two orders: the stock
 and the discard pile under its top card are given as counts, as no player can know the stock's
-order, a stock is a shuffled pile, and the order under the top only feeds the shuffle of a refill. The layout depends only on the number of
-players; :func:`state_layout_table` renders the table of the environment docstring.
+order, a stock is a shuffled pile, and the order under the top only feeds the shuffle of a
+refill. The layout depends only on the number of players; :func:`state_layout_table` renders
+the table of the environment docstring.
 
 Never give it to a policy that acts: it holds the other players' hidden cards.
 """

@@ -3,9 +3,10 @@
 ``make_agent("greedy-v0", rules)`` builds a registered agent; a path to a checkpoint file
 (``*.pt``) is handed to the loader registered with :func:`register_checkpoint_loader`
 (installed by ``models`` when torch is available). Where torch is missing, a shipped agent's
-name (``ppo-2p-v1``) or a checkpoint path raises :class:`~tt_env.optional.MissingDependencyError`
-(a ``ValueError`` too) saying that torch is needed and how to install it, never "unknown agent";
-:func:`agent_names` lists every name, the shipped ones included, without importing torch. Keyword options go to the agent's
+name (``ppo-2p-v1``) or a checkpoint path raises
+:class:`~tt_env.optional.MissingDependencyError` (a ``ValueError`` too) saying that torch is
+needed and how to install it, never "unknown agent"; :func:`agent_names` lists every name,
+the shipped ones included, without importing torch. Keyword options go to the agent's
 factory (``make_agent("expert-v0", rules, gamma=1.5)``), so variants need no registration;
 an option the factory does not take is an error naming the ones it does. Names carry a
 version suffix so that published numbers stay comparable: change an agent's behaviour,
