@@ -23,15 +23,15 @@ import webbrowser
 from collections.abc import Iterator
 from typing import Any
 
-from ..cli_checks import int_at_least
+from ..cli_checks import CommandParser, int_at_least
 from .config import DEFAULT_MAX_GAMES, DEFAULT_PORT, LOOPBACK_HOSTS
 
 PROG = "python -m tt_env.web"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description="Play, watch and compare Three Thirteen agents in the "
-                                                            "browser (a local web app).")
+    parser = CommandParser(prog=PROG, description="Play, watch and compare Three Thirteen agents in the "
+                                                  "browser (a local web app).")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 opens it to the "
                              "network, without any login)")

@@ -141,6 +141,7 @@ class EvaluationJob:
     error: str | None = None
     started: float = field(default_factory=time.monotonic)
     seconds: float | None = None
+    stop_requested: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"status": self.status, "done": self.done, "total": self.deals, "agents": self.specs,
@@ -150,6 +151,10 @@ class EvaluationJob:
 
 
 Evaluate = Callable[..., tuple[dict, list]]
+
+
+class _Stopped(Exception):
+    """Raised from the progress hook to end an evaluation that was asked to stop."""
 
 
 class EvaluationRunner:
@@ -184,6 +189,14 @@ class EvaluationRunner:
             raise RequestError(f"no evaluation {key!r} in this browser session", 404)
         return job
 
+    def stop(self, session: str, key: str) -> EvaluationJob:
+        """Ask job ``key`` of ``session`` to stop after the deal it is playing (409 once it has ended)."""
+        job = self.get(session, key)
+        if job.status != "running":
+            raise RequestError(f"evaluation {key!r} has {job.status}: there is nothing to stop", 409)
+        job.stop_requested = True
+        return job
+
     def _run(self, job: EvaluationJob) -> None:
         try:
             evaluate = self._evaluate
@@ -192,10 +205,14 @@ class EvaluationRunner:
 
             def advance(_records: list) -> None:
                 job.done += 1
+                if job.stop_requested and job.done < job.deals:
+                    raise _Stopped
 
             report, _ = evaluate(job.specs, job.deals, job.seed, job.rules, workers=1, on_deal=advance, batch_size=1)
             job.report = report
             job.status = "done"
+        except _Stopped:
+            job.status = "stopped"
         except Exception as exc:  # noqa: BLE001 - the page shows what went wrong
             job.error = str(exc) or type(exc).__name__
             job.status = "failed"
