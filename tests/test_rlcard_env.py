@@ -166,7 +166,7 @@ def test_perfect_information_has_every_card() -> None:
     env = make(seed=4)
     env.reset()
     info = env.get_perfect_information()
-    cards = sorted(sum(info["hands"], []) + info["stock"] + info["discard_pile"])
+    cards = sorted([c for hand in info["hands"] for c in hand] + info["stock"] + info["discard_pile"])
     assert cards == list(range(52))
     assert info["game_seed"] == env.game.game_seed and info["phase"] == "draw"
 
