@@ -85,8 +85,8 @@ def test_resume_skips_finished_runs_and_refuses_changes(smoke) -> None:
     (["--set", "hyperparameters={ppo: {anneal_lr: true, network: mlp}}"], "anneal_lr must be false"),
     (["--set", "hyperparameters={ppo: {total_steps: 5, anneal_lr: false, network: mlp}}"],
      "['total_steps'] are set by the benchmark"),
-    (["--set", "hyperparameters={rlcard-dmc: {batch: 3}}"], "unknown key(s) ['batch']"),
-    (["--set", "hyperparameters={rllib-ppo: {opponent_mix: 0.5}}"], "opponent_mix must be 0"),
+    (["--algos", "rlcard-dmc", "--set", "hyperparameters={rlcard-dmc: {batch: 3}}"], "unknown key(s) ['batch']"),
+    (["--algos", "rllib-ppo", "--set", "hyperparameters={rllib-ppo: {opponent_mix: 0.5}}"], "opponent_mix must be 0"),
     (["--set", "hyperparameters={dqn: {}}"], "unknown algorithm(s) ['dqn']"),
 ])
 def test_bad_configs_stop_before_anything_runs(tmp_path: Path, args: list[str], message: str) -> None:
@@ -103,9 +103,9 @@ def test_the_benchmark_config_is_valid_and_from_scratch(tmp_path: Path) -> None:
     ppo = cfg.params("ppo")
     assert ppo.get("init_checkpoint") is None and not ppo["network_kwargs"].get("expert_features")
     assert ppo["network"] == "mlp" or ppo["network_kwargs"]["solver_features"] is False
-    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['learning_rat'\]"):
+    with pytest.raises(ConfigError, match=r"tianshou-dqn: unknown config key\(s\) \['learning_rat'\]"):
         check_hyperparameters(load_config(BaselinesConfig, ROOT / "configs" / "baselines.yaml", [
-            "hyperparameters={tianshou-dqn: {learning_rat: 0.1}}"]), tmp_path)
+            "algos=[tianshou-dqn]", "hyperparameters={tianshou-dqn: {learning_rat: 0.1}}"]), tmp_path)
 
 
 def test_eval_steps_cover_the_budget() -> None:
@@ -148,3 +148,37 @@ def test_summary_over_seeds_uses_the_last_evaluation() -> None:
 def test_run_context_rules_are_the_default_game() -> None:
     ctx = RunContext(seed=0, num_players=2, work_dir=Path("."))
     assert ctx.rules.num_players == 2 and ctx.rules.rounds == tuple(range(1, 12))
+
+
+@pytest.mark.parametrize("algo", ["openspiel-dqn", "openspiel-nfsp", "rlcard-dqn", "tianshou-dqn"])
+def test_steps_are_the_decisions_the_framework_learned_from(tmp_path: Path, algo: str) -> None:
+    if missing_modules(algo):
+        pytest.skip(f"{algo} needs {missing_modules(algo)}")
+    from training.baselines import make_trainer
+
+    params = load_config(BaselinesConfig, SMOKE).params(algo)
+    trainer = make_trainer(algo, params, RunContext(seed=1, num_players=2, work_dir=tmp_path), 400, 2)
+    try:
+        trainer.train_until(150)
+        assert trainer.steps == 150 if algo.startswith("openspiel") else trainer.steps >= 150
+        if algo == "tianshou-dqn":  # whole collects of step_per_collect steps
+            assert trainer.steps < 150 + trainer.p.step_per_collect
+        trainer.train_until(300)
+        if algo.startswith("openspiel"):  # every decision is one agent step (no game ends this early)
+            inner = [a._rl_agent if algo.endswith("nfsp") else a for a in trainer.agents]
+            assert sum(a._iteration for a in trainer.agents) == trainer.steps == 300
+            assert sum(len(a.replay_buffer) for a in inner) >= 300 - 2 - (300 if algo.endswith("nfsp") else 0)
+        elif algo == "rlcard-dqn":
+            assert trainer.dqn.total_t == trainer.steps >= 300  # every transition fed, whole games
+        else:
+            assert len(trainer.buffer) == trainer.steps >= 300  # every learner step of the Gymnasium env
+        assert trainer.learn_seconds > 0
+        agent = trainer.agent()
+        from tt_env import three_thirteen_v0
+
+        env = three_thirteen_v0.raw_env()
+        env.reset(seed=0)
+        obs = env.observe(env.agent_selection)
+        assert agent.act(obs["observation"], obs["action_mask"], np.random.default_rng(0)) in (0, 1)
+    finally:
+        trainer.close()

@@ -222,3 +222,18 @@ def test_rlcard_dmc_agents_play_and_learn() -> None:
     loss = compute_loss(values, torch.full_like(values, float(payoffs[0])))
     loss.backward()
     assert torch.isfinite(loss) and len(tournament(env, 1)) == 2
+
+
+def test_readme_example_runs() -> None:
+    import contextlib
+    import io
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S) if "three-thirteen" in b)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "README:rlcard-example", "exec"), {})
+    payoffs = [float(x) for x in re.findall(r"-?\d+\.\d+(?:e-?\d+)?", out.getvalue())]
+    assert len(payoffs) == 2 and abs(sum(payoffs)) < 1e-9
