@@ -27,6 +27,16 @@ def run(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
                           cwd=ROOT)
 
 
+def benchmark_cli():
+    """``benchmarks/baselines.py`` as a module (it is a script, not part of a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("baselines_cli", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
     out = tmp_path_factory.mktemp("baselines") / "bench"
@@ -45,11 +55,11 @@ def test_every_algorithm_runs_end_to_end(smoke) -> None:
     assert set(runs) == set(installed)
     for algo, r in runs.items():
         assert r["status"] == "done" and r["seed"] == 0, algo
-        steps = [e["step"] for e in r["evaluations"]]
-        assert len(steps) == 2 and steps[0] >= cfg.eval_steps()[0] and steps[1] >= cfg.steps, (algo, steps)
-        assert steps[0] < steps[1] == r["steps"], (algo, steps)
+        steps = [e["step"] for e in r["evaluations"]]  # one point fewer when a chunk passed two (a long game)
+        assert 1 <= len(steps) <= 2 and steps[0] >= cfg.eval_steps()[0] and steps[-1] >= cfg.steps, (algo, steps)
+        assert steps == sorted(set(steps)) and steps[-1] == r["steps"], (algo, steps)
         seconds = [e["learn_seconds"] for e in r["evaluations"]]
-        assert 0 < seconds[0] <= seconds[1] == r["learn_seconds"], (algo, seconds)
+        assert 0 < seconds[0] <= seconds[-1] == r["learn_seconds"], (algo, seconds)
         assert r["steps_per_second"] == pytest.approx(r["steps"] / r["learn_seconds"])
         for e in r["evaluations"]:
             assert [x["opponent"] for x in e["results"]] == ["greedy-v0", "expert-v0"]
@@ -89,9 +99,12 @@ def test_resume_skips_finished_runs_and_refuses_changes(smoke) -> None:
     (["--algos", "rllib-ppo", "--set", "hyperparameters={rllib-ppo: {opponent_mix: 0.5}}"], "opponent_mix must be 0"),
     (["--set", "hyperparameters={dqn: {}}"], "unknown algorithm(s) ['dqn']"),
 ])
-def test_bad_configs_stop_before_anything_runs(tmp_path: Path, args: list[str], message: str) -> None:
-    proc = run("--config", str(SMOKE), "--out", str(tmp_path / "b"), *args, timeout=300)
-    assert proc.returncode == 2 and message in proc.stderr, proc.stderr[-2000:]
+def test_bad_configs_stop_before_anything_runs(tmp_path: Path, capsys: pytest.CaptureFixture, args: list[str],
+                                              message: str) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        benchmark_cli().main(["--config", str(SMOKE), "--out", str(tmp_path / "b"), *args])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and message in err, err[-2000:]
     assert not (tmp_path / "b").exists()
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import shutil
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tt_env.engine.rules import Rules
@@ -52,6 +52,8 @@ def run_one(cfg: BaselinesConfig, algo: str, seed: int, out: Path, log: Callable
     try:
         for target in cfg.eval_steps():
             trainer.train_until(target)
+            if result["evaluations"] and result["evaluations"][-1]["step"] == trainer.steps:
+                continue  # the last chunk already passed this point (a whole game, a whole rollout)
             t_eval = time.perf_counter()
             evals = evaluate_agent(trainer.agent(), cfg.eval_opponents, eval_rules, cfg.eval_deals,
                                    seed=EVAL_SEED_BASE + seed, batch_size=cfg.eval_batch_size)
