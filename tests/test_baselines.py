@@ -195,3 +195,19 @@ def test_steps_are_the_decisions_the_framework_learned_from(tmp_path: Path, algo
         assert agent.act(obs["observation"], obs["action_mask"], np.random.default_rng(0)) in (0, 1)
     finally:
         trainer.close()
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"network_kwargs": {"solver_features": True}, "anneal_lr": False}, "solver_features: false"),
+    ({"network_kwargs": {"solver_features": False, "expert_features": True}, "anneal_lr": False}, "not from scratch"),
+    ({"network": "mlp", "init_checkpoint": "x.pt", "anneal_lr": False}, "init_checkpoint must be null"),
+    ({"network": "mlp"}, "anneal_lr must be false"),
+])
+def test_our_ppo_must_start_from_scratch(tmp_path: Path, params: dict, message: str) -> None:
+    from training.baselines.ours import selfplay_config
+
+    ctx = RunContext(seed=0, num_players=2, work_dir=tmp_path)
+    with pytest.raises(ConfigError, match=message):
+        selfplay_config(params, ctx, 1000)
+    cfg = selfplay_config({"network": "mlp", "anneal_lr": False}, ctx, 1000)
+    assert (cfg.total_steps, cfg.init_checkpoint, cfg.network) == (1000, None, "mlp")
