@@ -56,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--resume", action="store_true", help="continue the benchmark in --out: finished runs are "
                                                              "skipped, an unfinished one starts again")
     group.add_argument("--overwrite", action="store_true", help="delete the benchmark in --out and start again")
+    group.add_argument("--report", action="store_true", help="train nothing: rewrite baselines.json and .png from "
+                                                             "the runs finished so far in --out and print the table")
     return parser
 
 
@@ -118,6 +120,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cfg = resolve_config(parser, args)
     out = Path(args.out)
+    if args.report:
+        if not (out / "config.json").exists():
+            parser.error(f"--report: {str(out)!r} holds no benchmark (no config.json)")
+        saved = load_config(BaselinesConfig, None, [f"{k}={json.dumps(v)}" for k, v in
+                                                     json.loads((out / "config.json").read_text()).items()])
+        report = write_outputs(saved, out, argv, {}, {})
+        print(table(report["summary"], saved.eval_opponents))
+        return 0
     check_folder(parser, args, cfg, out)
     try:
         check_hyperparameters(cfg, out / "runs")

@@ -211,3 +211,21 @@ def test_our_ppo_must_start_from_scratch(tmp_path: Path, params: dict, message: 
         selfplay_config(params, ctx, 1000)
     cfg = selfplay_config({"network": "mlp", "anneal_lr": False}, ctx, 1000)
     assert (cfg.total_steps, cfg.init_checkpoint, cfg.network) == (1000, None, "mlp")
+
+
+def test_table_gives_the_interval_over_seeds_or_over_deals(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from training.baselines.report import table
+
+    def result(seed: int, final: float) -> dict:
+        evals = [{"step": 100, "learn_seconds": 60.0,
+                  "results": [{"opponent": "greedy-v0", "score_diff": final, "ci95": 4.0}]}]
+        return {"algo": "rlcard-dmc", "seed": seed, "status": "done", "steps": 100, "learn_seconds": 60.0,
+                "wall_seconds": 70.0, "steps_per_second": 100 / 60, "evaluations": evals}
+
+    one = table(summarize([result(0, 2.0)], ["greedy-v0"]), ["greedy-v0"])
+    assert "| `rlcard-dmc` | 1 | 100 | 1.0 min | 2 | +2.0 ± 4.0 (1 seed: over deals) |" in one
+    three = table(summarize([result(0, 1.0), result(1, 3.0), result(2, 5.0)], ["greedy-v0"]), ["greedy-v0"])
+    assert "| 3 | 100 | 1.0 min | 2 | +3.0 [-2.0, +8.0] |" in three
+    with pytest.raises(SystemExit):
+        benchmark_cli().main(["--report", "--out", str(tmp_path / "none")])
+    assert "holds no benchmark" in capsys.readouterr().err

@@ -2,7 +2,8 @@
 
 Over seeds, a run's *final* score difference against an opponent is that of its last evaluation;
 the table gives the mean over the finished seeds and a 95% Student-t interval over them
-(``mean +/- t * sd / sqrt(seeds)``; none for a single seed). The picture draws, per algorithm,
+(``mean +/- t * sd / sqrt(seeds)``); with a single seed finished, that run's own 95% interval
+over its evaluation deals instead (it leaves out the spread between seeds). The picture draws, per algorithm,
 the mean over seeds at each evaluation point, against the mean steps and the mean learning time
 at that point, with the range over seeds (min to max) shaded.
 """
@@ -76,10 +77,10 @@ def summarize(results: Sequence[dict[str, Any]], opponents: Sequence[str]) -> di
                                "steps_per_second": float(np.mean([r["steps_per_second"] for r in done])),
                                "final": {}}
         for opponent in opponents:
-            finals = [next(x["score_diff"] for x in r["evaluations"][-1]["results"] if x["opponent"] == opponent)
-                      for r in done]
+            last = [next(x for x in r["evaluations"][-1]["results"] if x["opponent"] == opponent) for r in done]
+            finals = [x["score_diff"] for x in last]
             row["final"][opponent] = {"mean": float(np.mean(finals)), "ci95": t_interval(finals),
-                                      "per_seed": finals}
+                                      "per_seed": finals, "deals_ci95": [x.get("ci95") for x in last]}
         summary[algo] = row
     return summary
 
@@ -129,8 +130,12 @@ def plot(results: Sequence[dict[str, Any]], path: Path, opponents: Sequence[str]
 
 
 def _ci_text(cell: dict[str, Any]) -> str:
+    """``mean [lo, hi]`` over seeds; with one seed, ``mean ± half-width`` of its interval over deals."""
     ci = cell["ci95"]
-    return f"{cell['mean']:+.1f}" + (f" [{ci[0]:+.1f}, {ci[1]:+.1f}]" if ci else "")
+    if ci:
+        return f"{cell['mean']:+.1f} [{ci[0]:+.1f}, {ci[1]:+.1f}]"
+    half = cell.get("deals_ci95", [None])[0]
+    return f"{cell['mean']:+.1f}" + (f" ± {half:.1f} (1 seed: over deals)" if half is not None else "")
 
 
 def table(summary: dict[str, dict[str, Any]], opponents: Sequence[str]) -> str:
