@@ -59,7 +59,7 @@ def test_every_algorithm_runs_end_to_end(smoke) -> None:
         assert 1 <= len(steps) <= 2 and steps[0] >= cfg.eval_steps()[0] and steps[-1] >= cfg.steps, (algo, steps)
         assert steps == sorted(set(steps)) and steps[-1] == r["steps"], (algo, steps)
         seconds = [e["learn_seconds"] for e in r["evaluations"]]
-        assert 0 < seconds[0] <= seconds[-1] == r["learn_seconds"], (algo, seconds)
+        assert 0 < seconds[0] <= seconds[-1] == pytest.approx(r["learn_seconds"], rel=1e-3), (algo, seconds)
         assert r["steps_per_second"] == pytest.approx(r["steps"] / r["learn_seconds"])
         for e in r["evaluations"]:
             assert [x["opponent"] for x in e["results"]] == ["greedy-v0", "expert-v0"]
