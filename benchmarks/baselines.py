@@ -39,12 +39,13 @@ from training.baselines.report import load_results, machine, plot, summarize, ta
 from training.baselines.runner import result_path, run_name, run_one  # noqa: E402
 from training.config import ConfigError, load_config  # noqa: E402
 from tt_env import jsonio  # noqa: E402
+from tt_env.cli_checks import CommandParser  # noqa: E402
 
 DEFAULT_CONFIG = ROOT / "configs" / "baselines.yaml"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python benchmarks/baselines.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="YAML config (fields of BaselinesConfig)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override one config key (repeatable; YAML values)")
