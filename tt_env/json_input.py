@@ -30,22 +30,24 @@ def _finite(text: str) -> float:
 
 
 def loads(text: str | bytes | bytearray, what: str, *, max_chars: int = MAX_CHARS) -> Any:
-    """The JSON value of ``text``; ``ValueError`` starting with ``what`` (say ``"record file x.json"``)
-    for text that is not strict JSON, too long (over ``max_chars``), too deeply nested, or not text."""
+    """The JSON value of ``text``; a ``ValueError`` whose message starts with ``what`` (say ``"game record
+    'x.json'"``) for text that is not strict JSON, too long (over ``max_chars``), too deeply nested,
+    or not text at all."""
     if isinstance(text, (bytes, bytearray)):
         if len(text) > 4 * max_chars:
-            raise ValueError(f"{what}: {len(text):,} bytes is more than the {max_chars:,} characters allowed")
+            raise ValueError(f"{what} is too long: {len(text):,} bytes, more than the {max_chars:,} characters "
+                             f"allowed")
         try:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ValueError(f"{what}: not UTF-8 text ({exc})") from None
+            raise ValueError(f"{what} is not UTF-8 text ({exc})") from None
     if not isinstance(text, str):
-        raise ValueError(f"{what}: expected JSON text (str or bytes), got {type(text).__name__}")
+        raise ValueError(f"{what} is not JSON text (str or bytes): got {type(text).__name__}")
     if len(text) > max_chars:
-        raise ValueError(f"{what}: {len(text):,} characters is more than the {max_chars:,} allowed")
+        raise ValueError(f"{what} is too long: {len(text):,} characters, more than the {max_chars:,} allowed")
     try:
         return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
     except RecursionError:
-        raise ValueError(f"{what}: JSON nested too deeply to read") from None
+        raise ValueError(f"{what} is JSON nested too deeply to read") from None
     except ValueError as exc:  # JSONDecodeError, the constants, huge numbers (int digits limit too)
-        raise ValueError(f"{what}: not valid JSON ({exc})") from None
+        raise ValueError(f"{what} is not valid JSON ({exc})") from None

@@ -174,7 +174,7 @@ def game_info_numbers(rules: Rules) -> dict[str, Any]:
     bound = max_total_penalty(rules) / REWARD_SCALE
     return dict(num_distinct_actions=engine.NUM_ACTIONS, max_chance_outcomes=NUM_CARD_TYPES, num_players=n,
                 min_utility=-bound, max_utility=bound, utility_sum=0.0,
-                max_game_length=len(rules.rounds) * 2 * (rules.max_turns_per_round + n - 1))
+                max_game_length=engine.max_actions(rules))
 
 
 def game_info(rules: Rules) -> pyspiel.GameInfo:
@@ -444,7 +444,10 @@ def state_from_json(text: str) -> tuple[pyspiel.Game, ThreeThirteenState]:
     """
     from ..json_input import loads
 
-    data = loads(text, f"not a {JSON_FORMAT} text")
+    try:
+        data = loads(text, "it")
+    except ValueError as exc:
+        raise ValueError(f"not a {JSON_FORMAT} text: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != JSON_FORMAT:
         shown = data.get("format") if isinstance(data, dict) else None
         raise ValueError(f"not a {JSON_FORMAT} text (its 'format' is {str(shown)[:80]!r})")
