@@ -208,3 +208,44 @@ def test_agents_decoding_still_reads_good_observations():
     view = decode_observation(OBS)
     assert sorted(view.hand) == sorted(STATE.hands[STATE.current_player])
     assert check_vector(OBS) is not None
+
+
+# ---------------------------------------------------------------- what agents are given
+AGENT_OPTIONS = {"random-v0": {}, "greedy-v0": {}, "expert-v0": {}, "ismcts-v0": {"worlds": 2, "min_worlds": 2}}
+
+
+def _bad_masks() -> dict[str, object]:
+    held = set(STATE.hands[STATE.current_player])
+    stray = MASK.copy()
+    stray[game.DISCARD_BASE + min(set(range(52)) - held)] = 1
+    both = MASK.copy()
+    both[game.DRAW_STOCK] = 1
+    draws_only = np.zeros_like(MASK)
+    draws_only[game.DRAW_STOCK] = 1
+    return {"short": MASK[:10], "None": None, "2-d": MASK[None], "strings": np.array(["1"] * game.NUM_ACTIONS),
+            "a value of 0.5": MASK * 0.5, "NaN": np.full(game.NUM_ACTIONS, np.nan), "all zero": np.zeros_like(MASK),
+            "a card not held": stray, "draws and discards": both, "draws in the discard phase": draws_only}
+
+
+@pytest.mark.parametrize("agent", list(AGENT_OPTIONS))
+@pytest.mark.parametrize("what", list(_bad_masks()))
+def test_agents_refuse_a_mask_that_means_nothing(agent, what):
+    from tt_env.agents import make_agent
+
+    player = make_agent(agent, RULES, **AGENT_OPTIONS[agent])
+    mask = _bad_masks()[what]
+    if agent == "random-v0" and what in ("a card not held", "draws in the discard phase"):
+        pytest.skip("random-v0 reads no observation: it cannot tell")
+    with pytest.raises(ValueError, match="mask"):
+        player.act(OBS, mask, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("agent", ["greedy-v0", "expert-v0", "ismcts-v0"])
+@pytest.mark.parametrize("index,value", [(_at("hand", 3), np.nan), (_at("hand", 3), -1.0), (_at("hand", 3), 1e9),
+                                         (_at("hand", 3), 0.5), (_at("hand", 3), np.inf)])
+def test_agents_refuse_an_impossible_hand(agent, index, value):
+    from tt_env.agents import make_agent
+
+    player = make_agent(agent, RULES, **AGENT_OPTIONS[agent])
+    with pytest.raises(ValueError, match=r"observation hand\[3\]"):
+        player.act(_set({index: value}), MASK, np.random.default_rng(0))
