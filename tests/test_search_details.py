@@ -59,7 +59,13 @@ def test_ismcts_v0_defaults_are_the_documented_ones():
         if attribute is not None:
             stored = getattr(agent, attribute)
             assert stored == value and type(stored) is type(value), f"ismcts-v0 stores {name}={stored!r}, not {text}"
-    assert agent.rollout.__qualname__.startswith("expert_rollout_policy")  # rollout="expert": expert-v0 plays out
+    # rollout="expert": expert-v0 plays every seat of the play-outs
+    expert, rng = make_agent("expert-v0", Rules()), np.random.default_rng(0)
+    state = game.new_game(Rules(), np.random.default_rng(1))
+    for _ in range(30):
+        seat = state.current_player
+        assert agent.rollout(state) == expert.act(encode(state, seat), game.action_mask(state), rng)
+        game.apply(state, agent.rollout(state))
 
 
 def test_ismcts_v0_options_are_the_ones_given():
