@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MODULES = ["tt_env/search.py", "tt_env/simulation.py", "tt_env/observation.py", "tt_env/agents/*.py"]
 TESTS = ["tests/test_determinize.py", "tests/test_observation_checks.py", "tests/test_search_details.py",
          "tests/test_ismcts.py", "tests/test_agents.py", "tests/test_last_turn.py",
-         "tests/test_hidden_information.py"]
+         "tests/test_hidden_information.py", "tests/test_agents_rules_variants.py"]
 SITECUSTOMIZE = '''import sys
 
 sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in getattr(f, "__name__", type(f).__name__).lower()]
@@ -69,7 +69,10 @@ def prepare(work: Path) -> int:
     for solver in (ROOT / "tt_env" / "engine").glob("_meldsolver*.so"):
         shutil.copy(solver, work / "tree" / "tt_env" / "engine")
     (work / "tree" / "setup.cfg").write_text(_setup_cfg())
-    return _mutmut(work, "no.mutant.at.all")  # generates every mutant and the stats, runs none
+    _mutmut(work, "no.mutant.at.all")  # generates every mutant and the stats, then finds no mutant of that name
+    stats = work / "tree" / "mutants" / "mutmut-stats.json"
+    print(f"stats {'written' if stats.exists() else 'MISSING (see the output above)'}: {stats}")
+    return 0 if stats.exists() else 1
 
 
 def _metas(work: Path) -> dict[str, dict[str, int | None]]:
