@@ -156,3 +156,18 @@ def test_last_turn_scores_with_every_card_seen():
     view.discard_below = np.ones(52, dtype=np.int64)  # everything else is known to be in the pile
     assert view.unseen_weights(rules.num_decks) == [0.0] * 52
     assert last_turn_scores(view, rules) == [(game.TAKE_DISCARD, 9.0), (game.DRAW_STOCK, 29.0)]
+
+
+def test_last_turn_scores_follow_the_rules():
+    """Q-K of spades and the ace on the pile: a run (taking wins) only when aces may be high."""
+    state = game.new_game(Rules(), np.random.default_rng(0))
+    view = decode_observation(encode(state, state.current_player))
+    view.hand, view.discard_top, view.wild_rank = parse_cards("QS KS 4H 9D"), parse_cards("AS")[0], 7
+    for rules, natural in ((Rules(aces="high_or_low"), False), (Rules(), False), (Rules(meld_needs_natural=True), True)):
+        weights = view.unseen_weights(rules.num_decks)
+        expected = expected_penalties(view.hand, view.discard_top, weights, view.wild_rank,
+                                      aces_high=rules.aces_high, meld_needs_natural=natural)
+        assert dict(last_turn_scores(view, rules)) == {game.DRAW_STOCK: expected[0], game.TAKE_DISCARD: expected[1]}
+    high = dict(last_turn_scores(view, Rules(aces="high_or_low")))
+    assert high[game.TAKE_DISCARD] == 4.0  # Q-K-A melded, the 9 thrown, the 4 left
+    assert dict(last_turn_scores(view, Rules()))[game.TAKE_DISCARD] > 4.0
