@@ -171,3 +171,16 @@ def test_last_turn_scores_follow_the_rules():
     high = dict(last_turn_scores(view, Rules(aces="high_or_low")))
     assert high[game.TAKE_DISCARD] == 4.0  # Q-K-A melded, the 9 thrown, the 4 left
     assert dict(last_turn_scores(view, Rules()))[game.TAKE_DISCARD] > 4.0
+
+
+def test_a_world_reshuffles_from_a_generator_of_its_own():
+    """The module docstring: fresh generators for the next deals and for the reshuffles. With one
+    generator for both, how often a world's stock runs dry would change its later deals."""
+    rules = Rules()
+    state = game.new_game(rules, np.random.default_rng(2))
+    world = search.determinize(encode(state, state.current_player), rules, np.random.default_rng(7))
+    assert isinstance(world.shuffle_rng, np.random.Generator) and world.shuffle_rng is not world.rng
+    deals = world.rng.integers(2 ** 62, size=4).tolist()
+    again = search.determinize(encode(state, state.current_player), rules, np.random.default_rng(7))
+    assert again.rng.integers(2 ** 62, size=4).tolist() == deals  # both drawn from the caller's generator
+    assert again.shuffle_rng.integers(2 ** 62, size=4).tolist() != deals
