@@ -29,12 +29,12 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import print_header, print_table, summarize  # noqa: E402
+from _common import print_header, print_table, summarize
 
-from tt_env.engine import game  # noqa: E402
-from tt_env.engine.rules import Rules  # noqa: E402
-from tt_env.observation import encode  # noqa: E402
-from tt_env.search import determinize  # noqa: E402
+from tt_env.engine import game
+from tt_env.engine.rules import Rules
+from tt_env.observation import encode
+from tt_env.search import determinize
 
 
 def record_positions(rules: Rules, games: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:

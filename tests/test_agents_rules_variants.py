@@ -26,7 +26,7 @@ def test_simulation_greedy_plays_exactly_as_greedy_v0(rules):
     agent, rng = GreedyAgent(rules), np.random.default_rng(0)
     state = game.new_game(rules, np.random.default_rng(3))
     decisions = 0
-    while not state.game_over and decisions < 400:
+    while not state.game_over and decisions < 160:
         seat = state.current_player
         expected = agent.act(encode(state, seat), game.action_mask(state), rng)
         assert greedy(state) == expected, state.describe()

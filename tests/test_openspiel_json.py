@@ -17,9 +17,15 @@ from hypothesis import strategies as st
 
 pyspiel = pytest.importorskip("pyspiel")
 
-from tt_env.json_input import loads  # noqa: E402
-from tt_env.openspiel.game import (GAME_NAME, JSON_FORMAT, max_history_length, rules_from_params,  # noqa: E402
-                                   state_from_json, state_to_json)
+from tt_env.json_input import loads
+from tt_env.openspiel.game import (
+    GAME_NAME,
+    JSON_FORMAT,
+    max_history_length,
+    rules_from_params,
+    state_from_json,
+    state_to_json,
+)
 
 
 def _played_text(steps: int = 60) -> str:
@@ -92,7 +98,7 @@ def test_each_tampered_text_is_a_value_error_naming_the_problem(name, capfd):
 
 
 def test_the_untampered_text_still_loads():
-    game, state = state_from_json(TEXT)
+    _, state = state_from_json(TEXT)
     assert state.history() == DATA["history"]
     assert state_to_json(state) == TEXT
 

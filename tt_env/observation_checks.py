@@ -31,7 +31,6 @@ from .engine import game
 from .engine.rules import MAX_DECKS, Rules, hand_size, wild_rank
 from .observation import HAND_SCALE, MAX_SCORE, SCORE_SCALE, ObservationLayout, encode, get_layout
 
-
 _MAX_COUNT = 2 ** 24
 """Above it float32 no longer holds every whole number: no count an observation carries comes near."""
 

@@ -55,7 +55,6 @@ from .engine.melds import least_penalty
 from .engine.rules import Rules, hand_size
 from .observation_checks import InconsistentObservation, as_vector, check_world, read_observation
 
-
 _CARD_IDS = np.arange(52)
 
 

@@ -39,9 +39,9 @@ import numpy as np
 
 from .. import jsonio
 from ..actions import action_name
-from ..json_input import MAX_CHARS, loads
 from ..engine import game
 from ..engine.rules import Rules
+from ..json_input import MAX_CHARS, loads
 
 FORMAT_NAME = "three-thirteen-game"
 FORMAT_VERSION = 1
