@@ -24,7 +24,7 @@ def test_ship_records_the_evaluations_and_loads_as_the_same_agent(tmp_path):
     report_path = tmp_path / "eval.json"
     report_path.write_text(json.dumps(report))
     out = tmp_path / "shipped"
-    shipped = ship.main([str(path), "ppo-3p-test", "--evaluation", str(report_path), "--wall-time", "1m",
+    shipped = ship.main([str(path), "ppo-3p-test-v0", "--evaluation", str(report_path), "--wall-time", "1m",
                          "--out-dir", str(out)])
     meta = read_metadata(shipped)
     results = meta["evaluation"]["results"]
@@ -32,7 +32,7 @@ def test_ship_records_the_evaluations_and_loads_as_the_same_agent(tmp_path):
     pair = {p["b"]: p for p in report["pairwise"] if p["a"] == report["agents"][0]["name"]}
     assert results[0]["score_diff"] == pair["greedy-v0"]["mean_score_diff"] and results[0]["players"] == 3
     assert meta["extra"]["training_wall_time"] == "1m" and meta["training_steps"] == 123
-    assert (out / "ppo-3p-test.learning_curve.png").read_bytes() == b"png"
+    assert (out / "ppo-3p-test-v0.learning_curve.png").read_bytes() == b"png"
     rules = Rules(num_players=3)
     a, b = make_agent(str(path), rules), make_agent(str(shipped), rules)
     obs, masks = sample_positions(3, 20)
@@ -45,6 +45,6 @@ def test_ship_refuses_what_is_not_an_evaluation_report(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"format": "something else"}))
     with pytest.raises(SystemExit) as exc:
-        ship.main([str(path), "x", "--evaluation", str(bad), "--wall-time", "1m", "--out-dir", str(tmp_path / "o")])
+        ship.main([str(path), "x-v0", "--evaluation", str(bad), "--wall-time", "1m", "--out-dir", str(tmp_path / "o")])
     assert exc.value.code == 2
     assert "is not a report of python -m training.evaluate --json" in capsys.readouterr().err
