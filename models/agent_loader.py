@@ -2,7 +2,8 @@
 
 Imported lazily by ``tt_env.agents.registry`` (so ``tt_env`` itself never needs torch), it
 registers a checkpoint loader (``make_agent("runs/x/checkpoints/final.pt", rules)`` works
-everywhere a scripted agent name does) and the shipped checkpoints of
+everywhere a scripted agent name does; so does a Stable-Baselines3 ``model.zip``, read by
+:mod:`models.sb3_zip` without unpickling) and the shipped checkpoints of
 ``models/checkpoints/`` under their names: ``ppo-2p-v0`` is ``models/checkpoints/ppo-2p-v0.pt``.
 
 A :class:`CheckpointAgent` plays the most probable legal action by default (``greedy=True``,
@@ -31,6 +32,7 @@ from tt_env.observation import OBS_VERSION, observation_size
 from .batch_policy import BatchPolicy
 from .checkpoint import CheckpointError, load_checkpoint
 from .networks import PolicyValueNet
+from .sb3_zip import is_sb3_zip, load_sb3_agent
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 SHIPPED = {"ppo-2p-v0": "ppo-2p-v0.pt", "ppo-2p-v1": "ppo-2p-v1.pt", "ppo-3p-v0": "ppo-3p-v0.pt",
@@ -100,6 +102,8 @@ def load_agent(path: str | Path, rules: Rules | None = None, greedy: bool = True
 
 
 def _loader(path: str, rules: Rules, *, greedy: bool = True, allow_rule_mismatch: bool = False) -> CheckpointAgent:
+    if is_sb3_zip(path):  # a Stable-Baselines3 model.zip, read without unpickling (models.sb3_zip)
+        return load_sb3_agent(path, rules, greedy=greedy, allow_rule_mismatch=allow_rule_mismatch)
     return load_agent(path, rules, greedy=greedy, allow_rule_mismatch=allow_rule_mismatch)
 
 

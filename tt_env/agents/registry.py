@@ -63,7 +63,7 @@ def make_agent(spec: str | Agent, rules: Rules | None = None, **options: Any) ->
         factory = _AGENTS[spec]
         check_options(factory, options, spec)
         return factory(rules, **options)
-    if os.path.exists(spec) or spec.endswith((".pt", ".safetensors")):
+    if os.path.exists(spec) or spec.endswith((".pt", ".safetensors", ".zip")):
         if not os.path.exists(spec):
             raise FileNotFoundError(f"checkpoint {spec!r} does not exist")
         if not _CHECKPOINT_LOADERS:
