@@ -48,3 +48,148 @@ def test_ship_refuses_what_is_not_an_evaluation_report(tmp_path, capsys):
         ship.main([str(path), "x-v0", "--evaluation", str(bad), "--wall-time", "1m", "--out-dir", str(tmp_path / "o")])
     assert exc.value.code == 2
     assert "is not a report of python -m training.evaluate --json" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- issue 19: names, overwrite, reports, win rate
+def _report(tmp_path, path, *opponents, games=2):
+    report, _ = evaluate([str(path), *opponents], games=games, seed=3)
+    report_path = tmp_path / f"eval_{len(list(tmp_path.glob('eval_*.json')))}.json"
+    report_path.write_text(json.dumps(report))
+    return report, report_path
+
+
+def _ship(path, name, out, *extra):
+    return ship.main([str(path), name, "--wall-time", "1m", "--out-dir", str(out), *extra])
+
+
+def _refused(capsys, *argv) -> str:
+    with pytest.raises(SystemExit) as exc:
+        ship.main(list(argv))
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    return err.strip()
+
+
+@pytest.mark.parametrize("name", ["../../x-v0", "/tmp/abs-v0", "a/b-v0", "a\\b-v0", "PPO-2p-v1", "ppo-2p", "ppo_2p-v1",
+                                  "ppo--2p-v1", "ppo-2p-v1.pt", "", "ppo-2p-v1 ", "x" * 70 + "-v0", ".", ".."])
+def test_names_that_are_not_agent_names_are_refused_and_nothing_is_written(tmp_path, capsys, name):
+    _, path = save(tmp_path / "src")
+    out = tmp_path / "sub" / "out"
+    before = sorted(p for p in tmp_path.rglob("*"))
+    err = _refused(capsys, str(path), name, "--wall-time", "1m", "--out-dir", str(out))
+    assert "is not allowed: use lower-case letters and digits" in err
+    assert sorted(p for p in tmp_path.rglob("*")) == before
+
+
+def test_check_name_refuses_what_is_not_name_dash_version():
+    for name in ("-v1", "v1", "ppo-v", "ppo-2p-v1-", "ppo-2p-V1", "ppo-2p-v1\n", "ppo 2p-v1", None):
+        with pytest.raises(ship.ShipError, match="is not allowed"):
+            ship.check_name(name)
+    assert ship.check_name("ppo-2p-v1") == "ppo-2p-v1"
+
+
+def test_good_names_are_written_inside_out_dir_only(tmp_path):
+    _, path = save(tmp_path / "src")
+    out = tmp_path / "out"
+    for name in ("ppo-2p-v1", "x-v0", "cardnet-exact-last-turn-2p-v12"):
+        assert _ship(path, name, out) == out / f"{name}.pt"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "src"]
+
+
+def test_a_symlink_planted_as_the_target_is_refused(tmp_path, capsys):
+    _, path = save(tmp_path / "src")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "evil-v0.pt").symlink_to(tmp_path / "elsewhere.pt")
+    assert "would be written outside --out-dir" in _refused(capsys, str(path), "evil-v0", "--wall-time", "1m",
+                                                             "--out-dir", str(out))
+    assert not (tmp_path / "elsewhere.pt").exists()
+
+
+def test_a_shipped_agent_is_replaced_only_with_overwrite(tmp_path, capsys):
+    _, first = save(tmp_path / "a", name="final")
+    (tmp_path / "learning_curve.png").write_bytes(b"old curve")
+    out = tmp_path / "out"
+    _ship(first, "ppo-2p-v9", out)
+    assert (out / "ppo-2p-v9.learning_curve.png").read_bytes() == b"old curve"
+    sidecar = (out / "ppo-2p-v9.json").read_text()
+    _, second = save(tmp_path / "b" / "c", name="final", network="mlp", hidden_sizes=[16])
+    err = _refused(capsys, str(second), "ppo-2p-v9", "--wall-time", "2m", "--out-dir", str(out))
+    assert "already shipped as 'ppo-2p-v9'" in err and "--overwrite" in err
+    assert (out / "ppo-2p-v9.json").read_text() == sidecar
+    _ship(second, "ppo-2p-v9", out, "--overwrite")
+    meta = read_metadata(out / "ppo-2p-v9.pt")
+    assert meta["network"]["class"] == "MLPPolicy"
+    assert meta["extra"]["source_checkpoint"] == str(second)
+    assert not (out / "ppo-2p-v9.learning_curve.png").exists(), "the replaced agent's curve was left behind"
+
+
+@pytest.mark.parametrize("content,message", [
+    ("[1, 2]", "holds a JSON list, not an object"),
+    ('{"format": "three-thirteen-evaluation/1", "agents": []}', "'agents' must list two or more agents"),
+    ('{"format": "three-thirteen-evaluation/1"}', "'agents' must list two or more agents"),
+    ('{"format": "three-thirteen-evaluation/1", "agents": [1, 2]}', "agents[0] is not an agent's summary"),
+    ("[" * 100000 + "]" * 100000, "nested too deeply"),
+    ("{not json", "is not valid JSON"),
+    ("", "is not valid JSON"),
+    ('"just a string"', "holds a JSON str, not an object"),
+])
+def test_reports_that_are_not_evaluations_are_refused_in_one_line(tmp_path, capsys, content, message):
+    _, path = save(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    err = _refused(capsys, str(path), "x-v0", "--evaluation", str(bad), "--wall-time", "1m",
+                   "--out-dir", str(tmp_path / "o"))
+    assert message in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_malformed_parts_of_a_report_are_named(tmp_path, capsys):
+    _, path = save(tmp_path)
+    report, _ = _report(tmp_path, path, "greedy-v0")
+    cases = {"pairwise[0] is not a pair": lambda r: r["pairwise"][0].update(b="nobody"),
+             "'pairwise' must be a list": lambda r: r.update(pairwise={"a": 1}),
+             "'rules' must hold the game's rules": lambda r: r.update(rules=[]),
+             "'games' must be an integer >= 0": lambda r: r.update(games=-1),
+             "'seed' must be an integer >= 0": lambda r: r.update(seed="0"),
+             "agents[1] is not an agent's summary": lambda r: r["agents"][1].pop("win_rate")}
+    for message, damage in cases.items():
+        tampered = json.loads(json.dumps(report))
+        damage(tampered)
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps(tampered))
+        assert message in _refused(capsys, str(path), "x-v0", "--evaluation", str(bad), "--wall-time", "1m",
+                                   "--out-dir", str(tmp_path / "o")), message
+
+
+def test_a_report_of_another_agent_or_player_count_is_refused(tmp_path, capsys):
+    _, path = save(tmp_path / "mine", name="final")
+    _, other = save(tmp_path / "other", name="final", network="mlp", hidden_sizes=[16])
+    _, of_other = _report(tmp_path, other, "greedy-v0")
+    _, second = _report(tmp_path, "greedy-v0", str(path))
+    _, path3 = save(tmp_path / "three", name="final", num_players=3)
+    _, three = _report(tmp_path, path3, "greedy-v0", "random-v0")
+    base = [str(path), "x-v0", "--wall-time", "1m", "--out-dir", str(tmp_path / "o"), "--evaluation"]
+    assert "has other weights than" in _refused(capsys, *base, str(of_other))
+    assert "its first agent is 'greedy-v0', not the checkpoint shipped" in _refused(capsys, *base, str(second))
+    assert "is a 3-player evaluation, but" in _refused(capsys, *base, str(three))
+    assert "cannot be read" in _refused(capsys, *base, str(tmp_path / "missing.json"))
+
+
+def test_ship_records_the_agents_own_win_rate_not_the_opponents(tmp_path):
+    """The recorded win rate is the first agent's, whichever opponent seat the result is for."""
+    _, path = save(tmp_path, num_players=3)
+    report, report_path = _report(tmp_path, path, "greedy-v0", "random-v0", games=3)
+    mine = report["agents"][0]
+    assert {a["win_rate"] for a in report["agents"][1:]} != {mine["win_rate"]}, "need rates that differ"
+    meta = read_metadata(_ship(path, "x-v0", tmp_path / "out", "--evaluation", str(report_path)))
+    for result in meta["evaluation"]["results"]:
+        assert result["win_rate"] == mine["win_rate"] and result["win_rate_ci95"] == mine["win_rate_ci95"]
+
+
+def test_wall_time_must_be_a_short_line(tmp_path, capsys):
+    _, path = save(tmp_path)
+    for text in ("", "   ", "a\nb", "x" * 101):
+        assert "--wall-time" in _refused(capsys, str(path), "x-v0", "--wall-time", text, "--out-dir",
+                                         str(tmp_path / "o"))

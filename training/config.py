@@ -313,8 +313,8 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], cls: type | None
         if not key.strip():
             raise ConfigError(f"override {item!r} has no key: use key=value")
         value = _yaml_value(raw, f"override {item!r}: the value")
-        head, _, rest = key.strip().partition(".")
-        if rest:
+        head, dot, rest = key.strip().partition(".")
+        if dot:
             mappings = sorted(k for k, t in hints.items() if t is dict)
             where = f" (mapping fields: {', '.join(mappings)})" if mappings else ""
             if "." in rest or not rest.strip() or not head:
