@@ -63,11 +63,8 @@ def _member(archive: zipfile.ZipFile, name: str, limit: int, where: str) -> byte
         raise CheckpointError(f"{where} has no {name!r}: it is not a model saved by Stable-Baselines3") from None
     if info.file_size > limit:
         raise CheckpointError(f"{where}: its {name!r} is {info.file_size} bytes, over the {limit} allowed")
-    with archive.open(info) as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:  # the directory under-stated the size
-        raise CheckpointError(f"{where}: its {name!r} is over the {limit} bytes allowed")
-    return data
+    with archive.open(info) as f:  # zipfile reads no more than the size checked above
+        return f.read(limit)
 
 
 def _text(value: Any) -> str:

@@ -45,7 +45,7 @@ def test_a_checkpoint_of_other_scoring_is_refused_before_any_game(tmp_path, caps
     _, path = save(tmp_path)
     side = path.with_suffix(".json")
     meta = json.loads(side.read_text())
-    meta["rules"] = {**Rules().to_dict(), "aces": "high"}
+    meta["rules"] = {**Rules().to_dict(), "aces": "high_or_low"}
     side.write_text(json.dumps(meta))
     assert "rule mismatch" in refused(capsys, ["--agents", "greedy-v0", str(path), "--players", "2"])
 
