@@ -303,3 +303,16 @@ def test_rllib_network_sizes_are_bounded():
         load_config(RLlibConfig, None, ["network_kwargs={hidden_sizes: [10000000]}"])
     with pytest.raises(ConfigError, match=r"network_kwargs: unknown option\(s\) \['depth'\]"):
         load_config(RLlibConfig, None, ["network_kwargs={depth: 3}"])
+
+
+@pytest.mark.parametrize("override,message", [
+    ("num_envs=100000", "num_envs=100000 is not allowed: use an int from 1 to 1024"),
+    ("env_runners=5000", "env_runners=5000 is not allowed"),
+    ("train_batch_size=10000000000", "train_batch_size=10000000000 is not allowed"),
+    ("iterations=true", "iterations=True has the wrong type: expected int"),
+])
+def test_rllib_counts_are_bounded(override, message):
+    from training.train_rllib import RLlibConfig
+
+    with pytest.raises(ConfigError, match=f"^{message}"):
+        load_config(RLlibConfig, None, [override])

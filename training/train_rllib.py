@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.config import RUN_NAME, ConfigError, check_network_size, config_arg_parser, dump_config, load_config
+from training.config import MAX_ROLLOUT, RUN_NAME, ConfigError, check_network_size, config_arg_parser, dump_config, load_config
 from training.run_lock import RunFolderError, RunLock
 from tt_env import jsonio
 from tt_env.cli_checks import output_dir_problem
@@ -105,18 +105,18 @@ class RLlibConfig:
             (2 <= self.num_players <= 8, "num_players", "an int from 2 to 8"),
             (self.reward_mode in ("relative", "penalty", "win"), "reward_mode",
              "one of ['relative', 'penalty', 'win']"),
-            (self.iterations >= 1, "iterations", "an int >= 1"),
-            (self.env_runners >= 0, "env_runners", "an int >= 0"),
-            (self.num_envs >= 1, "num_envs", "an int >= 1"),
-            (self.num_cpus is None or self.num_cpus >= 1, "num_cpus", "an int >= 1 or null"),
+            (1 <= self.iterations <= 10 ** 7, "iterations", "an int from 1 to 10000000"),
+            (0 <= self.env_runners <= 1024, "env_runners", "an int from 0 to 1024"),
+            (1 <= self.num_envs <= 1024, "num_envs", "an int from 1 to 1024"),
+            (self.num_cpus is None or 1 <= self.num_cpus <= 4096, "num_cpus", "an int from 1 to 4096 or null"),
             (self.export_every >= 0, "export_every", "an int >= 0"),
             (0 <= self.opponent_mix <= 1, "opponent_mix", "a float in [0, 1]"),
             (self.opponent_mix == 0 or bool(self.opponents), "opponents", "a non-empty list of agents"),
-            (self.train_batch_size >= 1, "train_batch_size", "an int >= 1"),
+            (1 <= self.train_batch_size <= MAX_ROLLOUT, "train_batch_size", f"an int from 1 to {MAX_ROLLOUT}"),
             (1 <= self.minibatch_size <= self.train_batch_size, "minibatch_size",
              "an int from 1 to train_batch_size"),
-            (self.update_epochs >= 1, "update_epochs", "an int >= 1"),
-            (self.torch_threads >= 1, "torch_threads", "an int >= 1"),
+            (1 <= self.update_epochs <= 10_000, "update_epochs", "an int from 1 to 10000"),
+            (1 <= self.torch_threads <= 1024, "torch_threads", "an int from 1 to 1024"),
             (self.learning_rate > 0, "learning_rate", "a float > 0"),
             (0 < self.gamma <= 1, "gamma", "a float in (0, 1]"),
             (0 <= self.gae_lambda <= 1, "gae_lambda", "a float in [0, 1]"),
