@@ -13,14 +13,28 @@ from tt_env.engine.rules import Rules
 from training import ship
 from training.evaluate import evaluate
 
-from test_checkpoint import save
+from test_checkpoint import save as save_cardnet
 from test_models import sample_positions
+
+FAST = (1, 2)
+"""Rounds of the evaluations here: what ship records does not depend on the rules played."""
+
+
+def save(tmp_path, name="net", num_players=2, network="mlp", **kwargs):
+    """A small checkpoint (an MLP unless asked: quick to evaluate)."""
+    if network == "mlp" and not kwargs:
+        kwargs = {"hidden_sizes": [16]}
+    return save_cardnet(tmp_path, name=name, num_players=num_players, network=network, **kwargs)
+
+
+def quick_evaluate(specs, games, seed):
+    return evaluate(specs, games=games, seed=seed, rules=Rules(num_players=len(specs), rounds=FAST))
 
 
 def test_ship_records_the_evaluations_and_loads_as_the_same_agent(tmp_path):
     _, path = save(tmp_path / "run" / "checkpoints", name="final", num_players=3)
     (tmp_path / "run" / "learning_curve.png").write_bytes(b"png")
-    report, _ = evaluate([str(path), "greedy-v0", "random-v0"], games=2, seed=3)
+    report, _ = quick_evaluate([str(path), "greedy-v0", "random-v0"], games=2, seed=3)
     report_path = tmp_path / "eval.json"
     report_path.write_text(json.dumps(report))
     out = tmp_path / "shipped"
@@ -52,7 +66,7 @@ def test_ship_refuses_what_is_not_an_evaluation_report(tmp_path, capsys):
 
 # ---------------------------------------------------------------- issue 19: names, overwrite, reports, win rate
 def _report(tmp_path, path, *opponents, games=2):
-    report, _ = evaluate([str(path), *opponents], games=games, seed=3)
+    report, _ = quick_evaluate([str(path), *opponents], games=games, seed=3)
     report_path = tmp_path / f"eval_{len(list(tmp_path.glob('eval_*.json')))}.json"
     report_path.write_text(json.dumps(report))
     return report, report_path
@@ -108,13 +122,13 @@ def test_a_symlink_planted_as_the_target_is_refused(tmp_path, capsys):
 
 
 def test_a_shipped_agent_is_replaced_only_with_overwrite(tmp_path, capsys):
-    _, first = save(tmp_path / "a", name="final")
+    _, first = save(tmp_path / "a", name="final", network="cardnet", channels=8, hidden=16)
     (tmp_path / "learning_curve.png").write_bytes(b"old curve")
     out = tmp_path / "out"
     _ship(first, "ppo-2p-v9", out)
     assert (out / "ppo-2p-v9.learning_curve.png").read_bytes() == b"old curve"
     sidecar = (out / "ppo-2p-v9.json").read_text()
-    _, second = save(tmp_path / "b" / "c", name="final", network="mlp", hidden_sizes=[16])
+    _, second = save(tmp_path / "b" / "c", name="final", network="mlp", hidden_sizes=[8])
     err = _refused(capsys, str(second), "ppo-2p-v9", "--wall-time", "2m", "--out-dir", str(out))
     assert "already shipped as 'ppo-2p-v9'" in err and "--overwrite" in err
     assert (out / "ppo-2p-v9.json").read_text() == sidecar
@@ -151,21 +165,74 @@ def test_malformed_parts_of_a_report_are_named(tmp_path, capsys):
     cases = {"pairwise[0] is not a pair": lambda r: r["pairwise"][0].update(b="nobody"),
              "'pairwise' must be a list": lambda r: r.update(pairwise={"a": 1}),
              "'rules' must hold the game's rules": lambda r: r.update(rules=[]),
-             "'games' must be an integer >= 0": lambda r: r.update(games=-1),
+             "'games' must be an integer >= 1": lambda r: r.update(games=0),
+             "'games_played' must be an integer >= 1": lambda r: r.update(games_played=True),
              "'seed' must be an integer >= 0": lambda r: r.update(seed="0"),
-             "agents[1] is not an agent's summary": lambda r: r["agents"][1].pop("win_rate")}
+             "agents[1] is not an agent's summary": lambda r: r["agents"][1].pop("win_rate"),
+             "agents[0] is not an agent's summary (name": lambda r: r["agents"][0].update(win_rate_ci95=[0.1]),
+             "agents[1] is not an agent's summary (": lambda r: r["agents"][1].update(win_rate_ci95=["a", "b"]),
+             "pairwise[1] is not a pair": lambda r: r["pairwise"][1].update(ci95="wide"),
+             "pairwise[0] is not a pair of its agents": lambda r: r["pairwise"][0].update(mean_score_diff="1"),
+             "no pair has the first agent": lambda r: r.update(pairwise=[p for p in r["pairwise"]
+                                                                         if p["a"] != r["agents"][0]["name"]])}
     for message, damage in cases.items():
         tampered = json.loads(json.dumps(report))
         damage(tampered)
         bad = tmp_path / "bad.json"
         bad.write_text(json.dumps(tampered))
-        assert message in _refused(capsys, str(path), "x-v0", "--evaluation", str(bad), "--wall-time", "1m",
-                                   "--out-dir", str(tmp_path / "o")), message
+        err = _refused(capsys, str(path), "x-v0", "--evaluation", str(bad), "--wall-time", "1m",
+                       "--out-dir", str(tmp_path / "o"))
+        assert message in err and err.startswith(f"python -m training.ship: error: {bad}: "), (message, err)
+    seed0 = json.loads(json.dumps(report))
+    seed0["seed"] = 0
+    (tmp_path / "seed0.json").write_text(json.dumps(seed0))
+    _ship(path, "x-v0", tmp_path / "o", "--evaluation", str(tmp_path / "seed0.json"))
+
+
+def test_a_report_of_another_format_names_its_format(tmp_path, capsys):
+    _, path = save(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "three-thirteen-leaderboard/1"}))
+    assert ("(its format is 'three-thirteen-leaderboard/1', not 'three-thirteen-evaluation/1')"
+            in _refused(capsys, str(path), "x-v0", "--evaluation", str(bad), "--wall-time", "1m"))
+
+
+def test_every_result_recorded_is_the_reports_in_any_pair_order(tmp_path):
+    _, path = save(tmp_path, num_players=3)
+    report, _ = _report(tmp_path, path, "greedy-v0", "random-v0", games=2)
+    report["pairwise"].reverse()  # the shipped agent's pairs last
+    reordered = tmp_path / "reordered.json"
+    reordered.write_text(json.dumps(report))
+    meta = read_metadata(_ship(path, "x-v0", tmp_path / "out", "--evaluation", str(reordered)))
+    first = report["agents"][0]
+    pairs = {p["b"]: p for p in report["pairwise"] if p["a"] == first["name"]}
+    expected = [{"opponent": name, "players": 3, "games": 2, "games_played": 6, "seed": 3,
+                 "score_diff": pairs[name]["mean_score_diff"], "ci95": pairs[name]["ci95"],
+                 "win_rate": first["win_rate"], "win_rate_ci95": first["win_rate_ci95"]}
+                for name in ("random-v0", "greedy-v0")]
+    assert meta["evaluation"] == {"format": ship.SUMMARY_FORMAT, "agent": "x-v0 (argmax)", "results": expected}
+
+
+def test_a_report_whose_first_agent_is_another_shipped_agent_is_refused(tmp_path, capsys):
+    _, path = save(tmp_path)
+    report, _ = _report(tmp_path, "ppo-2p-v0", "greedy-v0")
+    bad = tmp_path / "shipped_first.json"
+    bad.write_text(json.dumps(report))
+    assert (f"its first agent 'ppo-2p-v0' has other weights than {path}" in
+            _refused(capsys, str(path), "x-v0", "--evaluation", str(bad), "--wall-time", "1m",
+                     "--out-dir", str(tmp_path / "o")))
+
+
+def test_the_library_call_refuses_an_existing_agent_by_default(tmp_path):
+    _, path = save(tmp_path)
+    ship.ship(str(path), "x-v0", [], "1m", tmp_path / "out")
+    with pytest.raises(ship.ShipError, match="already shipped"):
+        ship.ship(str(path), "x-v0", [], "1m", tmp_path / "out")
 
 
 def test_a_report_of_another_agent_or_player_count_is_refused(tmp_path, capsys):
     _, path = save(tmp_path / "mine", name="final")
-    _, other = save(tmp_path / "other", name="final", network="mlp", hidden_sizes=[16])
+    _, other = save(tmp_path / "other", name="final", network="mlp", hidden_sizes=[8])
     _, of_other = _report(tmp_path, other, "greedy-v0")
     _, second = _report(tmp_path, "greedy-v0", str(path))
     _, path3 = save(tmp_path / "three", name="final", num_players=3)

@@ -94,9 +94,9 @@ def _check_report(report: Any, source: str) -> None:
             raise ShipError(f"{source}: pairwise[{i}] is not a pair of its agents (a, b, mean_score_diff, ci95)")
     if not isinstance(rules, dict) or not isinstance(rules.get("num_players"), int):
         raise ShipError(f"{source}: 'rules' must hold the game's rules with num_players")
-    for key in ("games", "games_played", "seed"):
-        if not isinstance(report.get(key), int) or isinstance(report.get(key), bool) or report[key] < 0:
-            raise ShipError(f"{source}: {key!r} must be an integer >= 0")
+    for key, low in (("games", 1), ("games_played", 1), ("seed", 0)):
+        if not isinstance(report.get(key), int) or isinstance(report.get(key), bool) or report[key] < low:
+            raise ShipError(f"{source}: {key!r} must be an integer >= {low}")
 
 
 def _first_agent_problem(spec: str, meta: dict[str, Any], checkpoint: str) -> str | None:
