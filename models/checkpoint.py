@@ -225,6 +225,8 @@ def _file_sha(path: Path) -> str | None:
 
 
 def _read_bounded(path: Path, limit: int, what: str) -> bytes:
+    if not path.is_file():  # a folder, or a FIFO that would block the read forever
+        raise CheckpointError(f"{what} {str(path)!r} is not a regular file")
     size = path.stat().st_size
     if size > limit:
         raise CheckpointError(f"{what} {str(path)!r} is {size} bytes, over the {limit} bytes allowed: "

@@ -350,3 +350,18 @@ def test_a_damaged_attachments_entry_does_not_stop_the_next_save(tmp_path):
     side.write_text(json.dumps(meta))
     save_checkpoint(path, net, obs_version=OBS_VERSION, rules=Rules().to_dict(), training_steps=1)
     assert read_metadata(path)["training_steps"] == 1
+
+
+def test_a_sidecar_or_weights_that_are_not_regular_files_are_refused_without_blocking(tmp_path):
+    import os
+
+    _, path = save(tmp_path)
+    side = path.with_suffix(".json")
+    side.unlink()
+    os.mkfifo(side)  # reading a FIFO with no writer would wait forever
+    with pytest.raises(CheckpointError, match="is not a regular file"):
+        read_metadata(path)
+    side.unlink()
+    side.mkdir()
+    with pytest.raises(CheckpointError, match="is not a regular file"):
+        load_checkpoint(path)

@@ -316,3 +316,11 @@ def test_rllib_counts_are_bounded(override, message):
 
     with pytest.raises(ConfigError, match=f"^{message}"):
         load_config(RLlibConfig, None, [override])
+
+
+def test_a_config_fifo_is_refused_without_blocking(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "c.yaml")
+    with pytest.raises(ConfigError, match="is not a regular file"):
+        load_config(SelfPlayConfig, tmp_path / "c.yaml")

@@ -80,3 +80,11 @@ def test_dumps_refuses_a_value_nested_too_deeply():
         value = [value]
     with pytest.raises(ValueError, match="nested too deeply"):
         dumps(value)
+
+
+def test_read_json_refuses_a_fifo_without_blocking(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "pipe.json")
+    with pytest.raises(ValueError, match="is not a regular file"):
+        read_json(tmp_path / "pipe.json")

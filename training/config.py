@@ -351,6 +351,8 @@ def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | No
         try:
             if path.is_dir():
                 raise ConfigError(f"config file {str(path)!r} is a folder: give a YAML file")
+            if not path.is_file():  # a FIFO would block the read
+                raise ConfigError(f"config file {str(path)!r} is not a regular file")
             if path.stat().st_size > MAX_CONFIG_BYTES:
                 raise ConfigError(f"config file {str(path)!r} is {path.stat().st_size} bytes, over the "
                                   f"{MAX_CONFIG_BYTES} a config may have")

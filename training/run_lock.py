@@ -108,6 +108,8 @@ class RunLock:
     def read(self) -> dict[str, Any] | None:
         """The lock's JSON (``{}`` for a lock that cannot be read or is not one), or None without a lock."""
         try:
+            if not self.path.is_file():
+                return None if not os.path.lexists(self.path) else {}
             if self.path.stat().st_size > 65536:
                 return {}
             data = json.loads(self.path.read_text(encoding="utf-8"))

@@ -72,6 +72,8 @@ def read_json(path: str | os.PathLike, where: str | None = None, limit: int = MA
         size = path.stat().st_size
         if path.is_dir():
             raise ValueError(f"{where} is a folder, not a JSON file")
+        if not path.is_file():  # a FIFO or a device: reading it could block or never end
+            raise ValueError(f"{where} is not a regular file")
         if size > limit:
             raise ValueError(f"{where} is {size} bytes, over the {limit} bytes allowed")
         data = path.read_bytes()
