@@ -331,7 +331,8 @@ def test_a_sidecar_nested_too_deeply_or_with_huge_numbers_is_a_checkpoint_error(
 
 @pytest.mark.parametrize("key,value", [("num_players", "2"), ("num_players", True), ("num_players", 1),
                                        ("num_players", 99), ("obs_size", -1), ("obs_version", 1.0),
-                                       ("training_steps", -5), ("training_steps", True), ("obs_version", True), ("rules", []), ("extra", "x"), ("attachments", [])])
+                                       ("training_steps", -5), ("training_steps", True), ("obs_version", True),
+                                       ("rules", []), ("extra", "x"), ("attachments", [])])
 def test_sidecar_fields_of_the_wrong_type_are_refused(tmp_path, key, value):
     _, path = save(tmp_path)
     side = path.with_suffix(".json")

@@ -240,7 +240,8 @@ def test_sizes_are_bounded_before_anything_is_allocated(monkeypatch, cls, overri
 @pytest.mark.parametrize("override,message", [
     ("total_steps.x=1", r"^override 'total_steps.x=1': total_steps is not a mapping, so total_steps.x does not exist"),
     ("seed.a=2", "seed is not a mapping"),
-    ("rules.rounds.x=1", r"a nested key is FIELD.KEY, one level into a mapping \(mapping fields: network_kwargs, rules\)"),
+    ("rules.rounds.x=1",
+     r"a nested key is FIELD.KEY, one level into a mapping \(mapping fields: network_kwargs, rules\)"),
     (".x=1", "a nested key is FIELD.KEY"),
     ("rules.=1", "a nested key is FIELD.KEY"),
     ("rules=" + "[" * 5000, "is nested too deeply|is not valid YAML"),

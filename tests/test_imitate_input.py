@@ -44,5 +44,6 @@ def test_network_sizes_are_bounded_before_training(tmp_path, capsys, monkeypatch
     path = oracle(tmp_path / "o.npz")
     line = refused(capsys, ["--data", str(path), "--out", str(tmp_path / "x.pt"), "--channels", "100000"])
     assert "out of bounds" in line
-    line = refused(capsys, ["--data", str(path), "--out", str(tmp_path / "x.pt"), "--channels", "4096", "--hidden", "4096"])
+    line = refused(capsys, ["--data", str(path), "--out", str(tmp_path / "x.pt"), "--channels", "4096",
+                            "--hidden", "4096"])
     assert "parameters, over the 50,000,000 allowed" in line

@@ -35,7 +35,7 @@ def run_copy(tmp_path, finished):
 
 
 def rewrite_attachment(latest, name: str, data: bytes) -> None:
-    """Replace attachment ``name`` of checkpoint ``latest`` and record its new hash (an edit that passes the sha check)."""
+    """Replace attachment ``name`` of ``latest`` and record its new hash (an edit that passes the sha check)."""
     attachment_path(latest, name).write_bytes(data)
     side = latest.with_suffix(".json")
     meta = json.loads(side.read_text())

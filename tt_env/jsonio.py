@@ -56,7 +56,8 @@ def loads(data: str | bytes, where: str) -> Any:
     except RecursionError:
         raise ValueError(f"{where} is not usable JSON: it is nested too deeply") from None
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{where} is not valid JSON: it is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise ValueError(f"{where} is not valid JSON: it is not UTF-8 text ({exc.reason} at byte "
+                         f"{exc.start})") from None
     except ValueError as exc:  # json.JSONDecodeError, or an integer of too many digits
         raise ValueError(f"{where} is not valid JSON ({str(exc).splitlines()[0]})") from None
 
