@@ -260,3 +260,43 @@ def test_wall_time_must_be_a_short_line(tmp_path, capsys):
     for text in ("", "   ", "a\nb", "x" * 101):
         assert "--wall-time" in _refused(capsys, str(path), "x-v0", "--wall-time", text, "--out-dir",
                                          str(tmp_path / "o"))
+
+
+def test_results_of_every_report_are_recorded_and_the_sources_extra_is_kept(tmp_path):
+    _, path = save(tmp_path)
+    side = path.with_suffix(".json")
+    meta = json.loads(side.read_text())
+    meta["extra"] = {"trainer": "training/selfplay.py", "config": {"seed": 7}}
+    side.write_text(json.dumps(meta))
+    _, first = _report(tmp_path, path, "greedy-v0")
+    _, second = _report(tmp_path, path, "random-v0")
+    shipped = read_metadata(_ship(path, "x-v0", tmp_path / "out", "--evaluation", str(first), str(second)))
+    assert [r["opponent"] for r in shipped["evaluation"]["results"]] == ["greedy-v0", "random-v0"]
+    assert shipped["extra"] == {"trainer": "training/selfplay.py", "config": {"seed": 7},
+                                "source_checkpoint": str(path), "training_wall_time": "1m"}
+
+
+def test_an_out_dir_that_cannot_be_written_is_refused_before_anything(tmp_path, capsys):
+    _, path = save(tmp_path)
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("x")
+    err = _refused(capsys, str(path), "x-v0", "--wall-time", "1m", "--out-dir", str(blocker / "out"))
+    assert f"--out-dir {blocker / 'out'}: {blocker} is a file, not a folder" in err
+
+
+def test_a_wall_time_of_the_longest_allowed_length_is_kept(tmp_path):
+    _, path = save(tmp_path)
+    text = "x" * ship.MAX_WALL_TIME
+    meta = read_metadata(ship.main([str(path), "x-v0", "--wall-time", text, "--out-dir", str(tmp_path / "o")]))
+    assert meta["extra"]["training_wall_time"] == text
+
+
+def test_the_command_names_itself_in_help_and_errors(capsys):
+    with pytest.raises(SystemExit):
+        ship.main(["--help"])
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m training.ship")
+    assert " ".join(ship.__doc__.split("\n\n")[0].split()) in " ".join(out.split())
+    with pytest.raises(SystemExit) as info:
+        ship.main(["a.pt", "x-v0"])
+    assert info.value.code == 2 and "python -m training.ship: error:" in capsys.readouterr().err
