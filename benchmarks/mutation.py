@@ -82,7 +82,8 @@ def _folder(work: Path, module: str) -> Path:
 
 
 def _mutmut(dest: Path, *args: str, log: Path | None = None) -> str:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the copy's packages, not the checkout's
+    # the mutated copy's packages, also in the subprocesses some tests start (they inherit the mutant's name)
+    env = {**os.environ, "PYTHONPATH": str(dest / "mutants")}
     command = [sys.executable, "-m", "mutmut", *args]
     if log is None:
         return subprocess.run(command, cwd=dest, env=env, capture_output=True, text=True).stdout

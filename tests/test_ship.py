@@ -299,4 +299,20 @@ def test_the_command_names_itself_in_help_and_errors(capsys):
     assert " ".join(ship.__doc__.split("\n\n")[0].split()) in " ".join(out.split())
     with pytest.raises(SystemExit) as info:
         ship.main(["a.pt", "x-v0"])
-    assert info.value.code == 2 and "python -m training.ship: error:" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "python -m training.ship: error:" in err and "--wall-time" in err
+
+
+def test_by_default_it_ships_into_models_checkpoints_and_says_where(tmp_path, monkeypatch, capsys):
+    _, path = save(tmp_path)
+    monkeypatch.setattr(ship, "CHECKPOINT_DIR", tmp_path / "checkpoints")
+    shipped = ship.main([str(path), "x-v0", "--wall-time", "1m"])
+    assert shipped == tmp_path / "checkpoints" / "x-v0.pt" and shipped.exists()
+    assert capsys.readouterr().out == f"shipped {shipped}\n"
+
+
+def test_names_up_to_the_length_limit_are_accepted():
+    longest = "a" * (ship.MAX_NAME - 3) + "-v1"
+    assert ship.check_name(longest) == longest
+    with pytest.raises(ship.ShipError):
+        ship.check_name("a" + longest)
