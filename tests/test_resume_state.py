@@ -178,3 +178,80 @@ def test_sb3_resume_restores_numpys_global_generator_and_the_others(tmp_path):
         assert torch.rand(3).tolist() == expected[2], "torch's generator was not restored"
     finally:
         run.release()
+
+
+# ---------------------------------------------------------------- the helpers, one by one (mutation testing)
+def test_the_value_checks():
+    from training.resume import is_count, is_count_or_none, is_dict, is_list, is_number, is_number_or_none, is_str
+
+    assert is_count(0) and is_count(5) and not is_count(-1) and not is_count(True) and not is_count(1.0)
+    assert is_number(1.5) and is_number(-2) and not is_number(False) and not is_number("1")
+    assert is_count_or_none(None) and is_count_or_none(3) and not is_count_or_none(-3) and not is_count_or_none("3")
+    assert is_number_or_none(None) and is_number_or_none(0.5) and not is_number_or_none("x")
+    assert is_dict({}) and not is_dict([]) and is_list([]) and not is_list({}) and is_str("") and not is_str(1)
+
+
+def test_a_state_saved_before_any_evaluation_passes_the_check():
+    from training.resume import check_state
+
+    state = {"step": 0, "config": {}, "history": [], "last_eval": None, "next_eval": None, "update": 0}
+    check_state(state, {"t": 1}, "x", {"update": lambda v: v == 0}, ("t",))
+    result = {"opponent": "greedy-v0", "deals": 1, "games": 2, "score_diff": None, "ci95": None, "win_rate": None}
+    check_state({**state, "step": 5, "last_eval": 5, "history": [{"step": 5, "results": [result]}]}, {}, "x", {}, ())
+
+
+def test_long_values_are_shortened_in_messages():
+    from training.resume import _short
+
+    assert _short("x" * 58) == repr("x" * 58)  # 60 characters with the quotes: kept
+    assert _short("x" * 59) == repr("x" * 59)[:57] + "..." and len(_short("y" * 500)) == 60
+
+
+def test_the_restore_error_names_the_file_the_exception_and_its_first_line(tmp_path):
+    from training.resume import restore_failed
+
+    run = RunDir(tmp_path, "r")
+    exc = restore_failed(run, KeyError("tables"))
+    assert str(exc) == (f"resume state of {str(run.latest)!r} does not fit this run (KeyError: 'tables'): it is damaged "
+                        f"or from another version; start again with --overwrite")
+    assert "(ValueError: ): it is damaged" in str(restore_failed(run, ValueError()))
+    long = str(restore_failed(run, RuntimeError("a" * 300 + "\nsecond line")))
+    assert "(RuntimeError: " + "a" * 200 + "): it" in long and "second line" not in long
+
+
+def test_rule_options_are_compared_as_the_rules_they_make(tmp_path):
+    from training.config import ConfigError
+    from training.resume import check_resumable
+
+    cfg = config(tmp_path, "r", "rules.rounds=[1, 2]")
+    check_resumable({**cfg.to_dict(), "rules": {"rounds": [1, 2]}}, cfg)
+    full = config(tmp_path, "r", "rules={}")
+    check_resumable({**full.to_dict(), "rules": {"rounds": list(range(1, 12))}}, full)  # the default, written out
+    with pytest.raises(ConfigError, match="--resume cannot change rules"):
+        check_resumable({**cfg.to_dict(), "rules": {"rounds": [1, 3]}}, cfg)
+
+
+def test_the_resume_command_drops_resume_and_overwrite_and_quotes(monkeypatch):
+    from training.resume import default_resume_command, resume_command
+
+    assert (resume_command("python x.py", ["--overwrite", "--set", "name=a b", "--resume"])
+            == "python x.py --set 'name=a b' --resume")
+    monkeypatch.setattr("sys.argv", ["x.py", "--config", "c.yaml", "--overwrite"])
+    assert resume_command("python -m training.main_job", None) == "python -m training.main_job --config c.yaml --resume"
+    run = RunDir("runs dir", "n")
+    assert (default_resume_command("training/selfplay.py", run)
+            == "python training/selfplay.py --config 'runs dir/n/config.yaml' --resume")
+
+
+def test_the_first_signal_says_what_happens_on_stderr(capsys):
+    import signal
+
+    from training.resume import StopSignals
+
+    signals = StopSignals()
+    signals._handle(signal.SIGTERM, None)
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (
+        "\nSIGTERM: stopping at the end of this step of training, after saving checkpoints/latest.pt (send it "
+        "again to stop at once, without saving)\n")
+    assert signals.requested and signals.signum == signal.SIGTERM

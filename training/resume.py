@@ -74,20 +74,33 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def optional(check: Check) -> Check:
-    return lambda value: value is None or check(value)
+def is_count_or_none(value: Any) -> bool:
+    return value is None or is_count(value)
 
 
-def is_a(kind: type) -> Check:
-    return lambda value: isinstance(value, kind)
+def is_number_or_none(value: Any) -> bool:
+    """A number, or ``None`` (what a non-finite number is saved as)."""
+    return value is None or is_number(value)
 
 
-COMMON_KEYS: dict[str, Check] = {"step": is_count, "config": is_a(dict), "history": is_a(list),
-                                 "last_eval": optional(is_count), "next_eval": optional(is_number)}
+def is_dict(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def is_list(value: Any) -> bool:
+    return isinstance(value, list)
+
+
+def is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+COMMON_KEYS: dict[str, Check] = {"step": is_count, "config": is_dict, "history": is_list,
+                                 "last_eval": is_count_or_none, "next_eval": is_number_or_none}
 """Keys every resume state has, with the check of their values (trainers add their own)."""
-RESULT_KEYS: dict[str, Check] = {"opponent": is_a(str), "deals": is_count, "games": is_count,
-                                 "score_diff": optional(is_number), "ci95": optional(is_number),
-                                 "win_rate": optional(is_number)}
+RESULT_KEYS: dict[str, Check] = {"opponent": is_str, "deals": is_count, "games": is_count,
+                                 "score_diff": is_number_or_none, "ci95": is_number_or_none,
+                                 "win_rate": is_number_or_none}
 """The keys of one evaluation result in the history (``EvalResult.to_dict``; non-finite numbers are saved as null)."""
 
 

@@ -36,7 +36,7 @@ from models.networks import PolicyValueNet, build_network
 from training.config import ConfigError, SelfPlayConfig, config_arg_parser, dump_config, parse_config
 from training.ppo import Buffer, ppo_update
 from training.resume import (FROZEN, RESTORE_ERRORS, StopRequested, StopSignals, check_resumable,
-                             default_resume_command, is_a, is_count, load_latest, restore_failed, resume_command,
+                             default_resume_command, is_count, is_dict, load_latest, restore_failed, resume_command,
                              rng_from_json, rng_to_json, save_latest)
 from training.run_utils import RunDir, RunFolderError, TrainingDiverged, evaluate_agent, format_results
 from tt_env import three_thirteen_v0
@@ -232,7 +232,7 @@ class SelfPlay:
 TRAINER = "training/selfplay.py"
 SELFPLAY_FROZEN = FROZEN + ("num_envs", "opponents")
 """Keys a resumed self-play run keeps: :data:`training.resume.FROZEN`, and what its tables were built from."""
-STATE_KEYS = {"update": is_count, "play": is_a(dict)}
+STATE_KEYS = {"update": is_count, "play": is_dict}
 """The resume state's own keys (besides ``training.resume.COMMON_KEYS``), checked before it is used."""
 TENSOR_KEYS = ("optimizer", "torch_rng", "update_rng", "pool")
 

@@ -40,13 +40,13 @@ from models.networks import MLPPolicy
 from models.sb3_zip import mlp_state_from_sb3
 from training.config import ConfigError, SB3Config, config_arg_parser, dump_config, parse_config
 from training.resume import (RESTORE_ERRORS, StopRequested, StopSignals, check_resumable, default_resume_command,
-                             is_a, is_count, load_latest, restore_failed, resume_command, save_latest)
+                             is_count, is_dict, is_list, load_latest, restore_failed, resume_command, save_latest)
 from training.run_utils import RunDir, RunFolderError, evaluate_agent, format_results
 from tt_env.observation import OBS_VERSION
 
 TRAINER = "training/train_sb3.py"
 TB_NAME = "ppo"
-STATE_KEYS = {"n_updates": is_count, "episode_num": is_count, "np_rng": is_a(dict), "py_rng": is_a(list)}
+STATE_KEYS = {"n_updates": is_count, "episode_num": is_count, "np_rng": is_dict, "py_rng": is_list}
 """The resume state's own keys (besides ``training.resume.COMMON_KEYS``), checked before it is used."""
 TENSOR_KEYS = ("policy", "optimizer", "torch_rng")
 
