@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -92,23 +93,57 @@ def _mutmut(dest: Path, *args: str, log: Path | None = None) -> str:
     return ""
 
 
+def _statuses(dest: Path) -> dict[str, str]:
+    """Every mutant's name and status (``killed``, ``survived``, ``no tests``, ``timeout``, ``not checked``...)."""
+    out = {}
+    for line in _mutmut(dest, "results", "--all", "true").splitlines():
+        name, _, status = line.strip().partition(": ")
+        if status:
+            out[name] = status
+    return out
+
+
 def _summary(module: str, dest: Path, name: str) -> dict:
-    _mutmut(dest, "export-cicd-stats")
-    stats = json.loads((dest / "mutants" / "mutmut-cicd-stats.json").read_text())
-    left = [line.strip() for line in _mutmut(dest, "results").splitlines() if line.strip()]
-    scored = stats["killed"] + stats["survived"] + stats["no_tests"]
-    summary = {"module": module, "tests": MODULES[module], **stats,
-               "score": round(stats["killed"] / scored, 3) if scored else None, "survivors": left}
+    """Counts over the mutants of the run (the sample, when there is one) and the score."""
+    statuses = _statuses(dest)
+    sample = dest / "sample.txt"
+    chosen = sample.read_text().split() if sample.exists() else sorted(statuses)
+    counts: dict[str, int] = {}
+    for mutant in chosen:
+        counts[statuses.get(mutant, "gone")] = counts.get(statuses.get(mutant, "gone"), 0) + 1
+    killed, survived, untested = counts.get("killed", 0), counts.get("survived", 0), counts.get("no tests", 0)
+    scored = killed + survived + untested
+    summary = {"module": module, "tests": MODULES[module], "mutants": len(statuses), "run": len(chosen),
+               "counts": counts, "killed": killed, "survived": survived, "no_tests": untested,
+               "score": round(killed / scored, 3) if scored else None,
+               "survivors": [m for m in chosen if statuses.get(m) in ("survived", "no tests")]}
     (dest / name).write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 
 
-def run_module(module: str, work: Path, workers: int, rev: str | None = None) -> dict:
-    """Mutate ``module`` in a fresh scratch copy (of commit ``rev``, or of the checkout); returns the summary."""
+def _run_names(dest: Path, names: list[str], workers: int, log: Path) -> None:
+    for start in range(0, len(names), 50):
+        _mutmut(dest, "run", "--max-children", str(workers), *names[start:start + 50], log=log)
+
+
+def run_module(module: str, work: Path, workers: int, rev: str | None = None, sample: int = 0,
+               seed: int = 0) -> dict:
+    """Mutate ``module`` in a fresh scratch copy (of commit ``rev``, or of the checkout); returns the summary.
+
+    ``sample``: run only that many of its mutants, drawn at random with ``seed`` (0: all of them).
+    """
     dest = _folder(work, module)
     copy_checkout(dest, rev)
     (dest / "setup.cfg").write_text(setup_cfg(module, MODULES[module]))
-    _mutmut(dest, "run", "--max-children", str(workers), log=dest / "mutmut-run.log")
+    log = dest / "mutmut-run.log"
+    if not sample:
+        _mutmut(dest, "run", "--max-children", str(workers), log=log)
+        return _summary(module, dest, "summary.json")
+    _mutmut(dest, "run", "--max-children", str(workers), "no.such.mutant", log=log)  # generates them, runs none
+    names = sorted(_statuses(dest))
+    chosen = sorted(random.Random(seed).sample(names, min(sample, len(names))))
+    (dest / "sample.txt").write_text("\n".join(chosen) + "\n")
+    _run_names(dest, chosen, workers, log)
     return _summary(module, dest, "summary.json")
 
 
@@ -120,12 +155,14 @@ def rerun_module(module: str, work: Path, workers: int) -> dict:
     copy_checkout(dest, None, fresh=False)
     (dest / "setup.cfg").write_text(setup_cfg(module, MODULES[module]))
     (dest / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)  # map the new tests to the functions
-    _mutmut(dest, "run", "--max-children", str(workers), log=dest / "mutmut-rerun.log")
-    names = [line.split(":")[0] for line in before["survivors"]]
-    present = {line.split(":")[0] for line in _mutmut(dest, "results", "--all", "true").splitlines()}
-    names = [n for n in names if n in present]
-    for start in range(0, len(names), 50):
-        _mutmut(dest, "run", "--max-children", str(workers), *names[start:start + 50], log=dest / "mutmut-rerun.log")
+    if not (dest / "sample.txt").exists():
+        _mutmut(dest, "run", "--max-children", str(workers), log=dest / "mutmut-rerun.log")  # changed code's mutants
+    present = _statuses(dest)
+    _run_names(dest, [n for n in before["survivors"] if n in present], workers, dest / "mutmut-rerun.log")
+    sample = dest / "sample.txt"
+    if sample.exists():  # mutants of changed code get new names: the sample keeps its size over what exists now
+        chosen = [n for n in sample.read_text().split() if n in present]
+        sample.write_text("\n".join(chosen) + "\n")
     return _summary(module, dest, "summary_after.json")
 
 
@@ -145,6 +182,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=1, help="mutmut's parallel test runs (default 1)")
     parser.add_argument("--survivors", action="store_true", help="print the surviving mutants of an earlier run")
     parser.add_argument("--rev", help="mutate the files of this commit (default: the checkout as it is)")
+    parser.add_argument("--sample", type=int, default=0, metavar="N",
+                        help="run N mutants drawn at random (--seed) instead of all of them (default: all)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
     parser.add_argument("--after", action="store_true",
                         help="rerun an earlier run's survivors (and changed code) with the checkout's tests now")
     args = parser.parse_args(argv)
@@ -157,10 +197,12 @@ def main(argv: list[str] | None = None) -> None:
         if args.survivors:
             show_survivors(module, work)
             continue
-        s = rerun_module(module, work, args.workers) if args.after else run_module(module, work, args.workers,
-                                                                                     args.rev)
-        print(f"{module}: {s['killed']} killed, {s['survived']} survived, {s['no_tests']} without tests, "
-              f"{s['timeout']} timed out of {s['total']}: score {s['score']}", flush=True)
+        if args.after:
+            s = rerun_module(module, work, args.workers)
+        else:
+            s = run_module(module, work, args.workers, args.rev, args.sample, args.seed)
+        print(f"{module}: {s['killed']} killed, {s['survived']} survived, {s['no_tests']} without tests of "
+              f"{s['run']} run ({s['mutants']} mutants; {s['counts']}): score {s['score']}", flush=True)
 
 
 if __name__ == "__main__":

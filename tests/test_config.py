@@ -325,3 +325,49 @@ def test_a_config_fifo_is_refused_without_blocking(tmp_path):
     os.mkfifo(tmp_path / "c.yaml")
     with pytest.raises(ConfigError, match="is not a regular file"):
         load_config(SelfPlayConfig, tmp_path / "c.yaml")
+
+
+# ---------------------------------------------------------------- boundaries and names (mutation testing)
+@pytest.mark.parametrize("override", ["num_cpus=true", "fail_at_step=false", "out=5"])
+def test_optional_fields_refuse_bools_and_other_types(override):
+    from training.train_rllib import RLlibConfig
+
+    with pytest.raises(ConfigError, match="has the wrong type"):
+        load_config(RLlibConfig, None, [override])
+    assert load_config(RLlibConfig, None, ["num_cpus=2", "out=somewhere"]).num_cpus == 2
+
+
+def test_the_limits_themselves_are_allowed():
+    assert load_config(SelfPlayConfig, None, [f"seed={2 ** 31 - 1}"]).seed == 2 ** 31 - 1
+    with pytest.raises(ConfigError, match=r"^seed=2147483648 is not allowed: use an int from 0 to 2147483647$"):
+        load_config(SelfPlayConfig, None, [f"seed={2 ** 31}"])
+    assert load_config(SelfPlayConfig, None, ["run_dir=" + "r" * 4096]).run_dir == "r" * 4096
+    with pytest.raises(ConfigError, match="^run_dir='r"):
+        load_config(SelfPlayConfig, None, ["run_dir=" + "r" * 4097])
+    assert load_config(SelfPlayConfig, None, ["num_envs=1024"]).num_envs == 1024
+
+
+@pytest.mark.parametrize("cls,override,message", [
+    (SelfPlayConfig, "snapshot_every=0", "snapshot_every=0 is not allowed: use an int >= 1"),
+    (SelfPlayConfig, "critic_warmup_steps=-1", "critic_warmup_steps=-1 is not allowed: use an int >= 0"),
+    (SB3Config, "n_steps=1048576", "n_steps=1048576 is not allowed: use an int with n_steps * num_envs (the "
+                                   "rollout buffer) at most 1048576"),
+    (SelfPlayConfig, "rules.num_players=3", "rules: set num_players at the top level, not inside rules"),
+    (SelfPlayConfig, "network_kwargs.num_players=3", "network_kwargs: set num_players at the top level"),
+])
+def test_messages_name_the_key_the_value_and_what_is_allowed(cls, override, message):
+    with pytest.raises(ConfigError) as info:
+        load_config(cls, None, [override])
+    assert str(info.value).startswith(message)
+
+
+def test_the_run_folder_flags():
+    from training.config import config_arg_parser
+
+    parser = config_arg_parser("d", SelfPlayConfig, run_folder=True)
+    assert parser.parse_args(["--resume"]).resume and parser.parse_args(["--overwrite"]).overwrite
+    args = parser.parse_args([])
+    assert not args.resume and not args.overwrite and args.config is None and args.overrides == []
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--resume", "--overwrite"])
+    assert not hasattr(config_arg_parser("d", SelfPlayConfig).parse_args([]), "resume")

@@ -92,6 +92,8 @@ class BaseConfig:
             _check(ok, key, value, f"a finite float {text}")
         try:
             self.train_rules()
+        except ConfigError:
+            raise
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"rules: {exc}") from None
         from tt_env.agents import list_agents
