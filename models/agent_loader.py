@@ -2,7 +2,8 @@
 
 Imported lazily by ``tt_env.agents.registry`` (so ``tt_env`` itself never needs torch), it
 registers a checkpoint loader (``make_agent("runs/x/checkpoints/final.pt", rules)`` works
-everywhere a scripted agent name does) and the shipped checkpoints of
+everywhere a scripted agent name does; so does a Stable-Baselines3 ``model.zip``, read by
+:mod:`models.sb3_zip` without unpickling) and the shipped checkpoints of
 ``models/checkpoints/`` under their names (:mod:`models.shipped`): ``ppo-2p-v0`` is
 ``models/checkpoints/ppo-2p-v0.pt``.
 
@@ -32,6 +33,7 @@ from tt_env.observation import OBS_VERSION, observation_size
 from .batch_policy import BatchPolicy
 from .checkpoint import CheckpointError, load_checkpoint
 from .networks import PolicyValueNet
+from .sb3_zip import is_sb3_zip, load_sb3_agent
 from .shipped import CHECKPOINT_DIR, SHIPPED
 
 __all__ = ["CHECKPOINT_DIR", "SHIPPED", "CheckpointAgent", "is_checkpoint_spec", "load_agent"]
@@ -99,6 +101,8 @@ def load_agent(path: str | Path, rules: Rules | None = None, greedy: bool = True
 
 
 def _loader(path: str, rules: Rules, *, greedy: bool = True, allow_rule_mismatch: bool = False) -> CheckpointAgent:
+    if is_sb3_zip(path):  # a Stable-Baselines3 model.zip, read without unpickling (models.sb3_zip)
+        return load_sb3_agent(path, rules, greedy=greedy, allow_rule_mismatch=allow_rule_mismatch)
     return load_agent(path, rules, greedy=greedy, allow_rule_mismatch=allow_rule_mismatch)
 
 

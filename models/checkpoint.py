@@ -35,7 +35,6 @@ from __future__ import annotations
 import glob
 import hashlib
 import io
-import json
 import os
 import re
 import time
@@ -194,7 +193,8 @@ def _named_files(path: Path, meta: dict[str, Any]) -> list[tuple[Path, str]]:
     out = []
     if isinstance(meta.get("weights_sha256"), str):
         out.append((path, meta["weights_sha256"]))
-    for name, entry in (meta.get("attachments") or {}).items():
+    attachments = meta.get("attachments")
+    for name, entry in (attachments if isinstance(attachments, dict) else {}).items():
         if isinstance(entry, dict) and isinstance(entry.get("sha256"), str) and _ATTACHMENT_NAME.match(str(name)):
             out.append((attachment_path(path, name), entry["sha256"]))
     return out
@@ -225,6 +225,8 @@ def _file_sha(path: Path) -> str | None:
 
 
 def _read_bounded(path: Path, limit: int, what: str) -> bytes:
+    if not path.is_file():  # a folder, or a FIFO that would block the read forever
+        raise CheckpointError(f"{what} {str(path)!r} is not a regular file")
     size = path.stat().st_size
     if size > limit:
         raise CheckpointError(f"{what} {str(path)!r} is {size} bytes, over the {limit} bytes allowed: "
@@ -238,9 +240,9 @@ def _read_sidecar(path: Path) -> dict[str, Any]:
         raise CheckpointError(f"checkpoint {str(path)!r} has no JSON sidecar {str(side)!r}")
     data = _read_bounded(side, MAX_SIDECAR_BYTES, "sidecar")
     try:
-        meta = json.loads(data.decode("utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CheckpointError(f"sidecar {str(side)!r} is corrupt or truncated (not valid JSON: {exc})") from None
+        meta = jsonio.loads(data, f"sidecar {str(side)!r}")
+    except ValueError as exc:  # not JSON, not UTF-8, nested too deeply (RecursionError), huge integers
+        raise CheckpointError(f"{exc}: the sidecar is corrupt or truncated") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"sidecar {str(side)!r} is not a {FORMAT} file")
     return meta
@@ -260,6 +262,15 @@ def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
     missing = [k for k in required if k not in meta]
     if missing:
         raise CheckpointError(f"sidecar {str(side)!r} lacks the key(s) {missing}")
+    for key, low, high in (("obs_version", 0, None), ("obs_size", 1, None), ("num_players", 2, 8),
+                           ("training_steps", 0, None)):
+        value = meta[key]
+        if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
+            allowed = f"an integer from {low} to {high}" if high is not None else f"an integer >= {low}"
+            raise CheckpointError(f"sidecar {str(side)!r}: {key}={value!r} is not allowed: it must be {allowed}")
+    for key in ("rules", "extra", "attachments"):
+        if meta.get(key) is not None and not isinstance(meta[key], dict):
+            raise CheckpointError(f"sidecar {str(side)!r}: {key} must be a mapping, not {type(meta[key]).__name__}")
     cls = meta["network"].get("class") if isinstance(meta["network"], dict) else None
     if cls not in {c.__name__ for c in NETWORKS.values()}:
         raise CheckpointError(f"checkpoint {str(path)!r} names network class {cls!r}: known are "

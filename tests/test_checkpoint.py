@@ -311,3 +311,58 @@ def test_evaluator_flag_allows_rule_mismatch_in_workers_too(tmp_path, capsys):
     two = ev.main(argv + ["--allow-rule-mismatch", "--workers", "2"])  # spawned workers build the agents
     assert one["rules"]["aces"] == "high_or_low" and one["games_played"] == two["games_played"] == 4
     assert [a["mean_score"] for a in one["agents"]] == [a["mean_score"] for a in two["agents"]]
+
+
+# ---------------------------------------------------------------- issue 19: hostile sidecars
+@pytest.mark.parametrize("text,message", [
+    ("[" * 100000 + "]" * 100000, "nested too deeply"),
+    ('{"format": "three-thirteen-checkpoint", "extra": ' + "[" * 50000 + "]" * 50000 + "}", "nested too deeply"),
+    ('{"format": "three-thirteen-checkpoint", "n": ' + "9" * 5000 + "}", "is not valid JSON"),
+])
+def test_a_sidecar_nested_too_deeply_or_with_huge_numbers_is_a_checkpoint_error(tmp_path, text, message):
+    _, path = save(tmp_path)
+    path.with_suffix(".json").write_text(text)
+    for load in (load_checkpoint, read_metadata):
+        with pytest.raises(CheckpointError, match=message):
+            load(path)
+    with pytest.raises(ValueError, match=message):
+        make_agent(str(path), Rules())
+
+
+@pytest.mark.parametrize("key,value", [("num_players", "2"), ("num_players", True), ("num_players", 1),
+                                       ("num_players", 99), ("obs_size", -1), ("obs_version", 1.0),
+                                       ("training_steps", -5), ("training_steps", True), ("obs_version", True),
+                                       ("rules", []), ("extra", "x"), ("attachments", [])])
+def test_sidecar_fields_of_the_wrong_type_are_refused(tmp_path, key, value):
+    _, path = save(tmp_path)
+    side = path.with_suffix(".json")
+    meta = json.loads(side.read_text())
+    meta[key] = value
+    side.write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=rf"{key}"):
+        read_metadata(path)
+
+
+def test_a_damaged_attachments_entry_does_not_stop_the_next_save(tmp_path):
+    net, path = save(tmp_path)
+    side = path.with_suffix(".json")
+    meta = json.loads(side.read_text())
+    meta["attachments"] = ["not", "a", "mapping"]
+    side.write_text(json.dumps(meta))
+    save_checkpoint(path, net, obs_version=OBS_VERSION, rules=Rules().to_dict(), training_steps=1)
+    assert read_metadata(path)["training_steps"] == 1
+
+
+def test_a_sidecar_or_weights_that_are_not_regular_files_are_refused_without_blocking(tmp_path):
+    import os
+
+    _, path = save(tmp_path)
+    side = path.with_suffix(".json")
+    side.unlink()
+    os.mkfifo(side)  # reading a FIFO with no writer would wait forever
+    with pytest.raises(CheckpointError, match="is not a regular file"):
+        read_metadata(path)
+    side.unlink()
+    side.mkdir()
+    with pytest.raises(CheckpointError, match="is not a regular file"):
+        load_checkpoint(path)

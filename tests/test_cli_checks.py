@@ -122,3 +122,74 @@ def test_permission_denied_as_os_access_reports_it(tmp_path, monkeypatch):
     assert output_file_problem(locked / "sub" / "out.json") == f"no permission to write in {locked}"
     assert output_dir_problem(locked) == f"no permission to write in {locked}"
     assert output_file_problem(tmp_path / "fine.json") is None
+
+
+# ---------------------------------------------------------------- issue 19: search permission, a real write
+def test_a_folder_that_can_be_written_but_not_searched_is_not_writable(tmp_path, monkeypatch):
+    """Mode 0o200 semantics (write without search): no file can be created there, so the check refuses it.
+
+    ``os.access`` is what says so (as root it says yes to nearly everything, so it is simulated here)."""
+    locked = tmp_path / "nosearch"
+    locked.mkdir()
+    real_access = os.access
+
+    def access(path, mode):
+        if os.fspath(path) == str(locked):
+            return not mode & os.X_OK  # writable, not searchable
+        return real_access(path, mode)
+
+    monkeypatch.setattr(cli_checks.os, "access", access)
+    assert output_file_problem(locked / "out.json") == f"no permission to write in {locked}"
+    assert output_dir_problem(locked / "frames") == f"no permission to write in {locked}"
+    assert output_dir_problem(locked) == f"no permission to write in {locked}"
+
+
+@needs_non_root
+@pytest.mark.parametrize("mode", [0o200, 0o100, 0o500])
+def test_real_folders_without_write_and_search_are_refused(tmp_path, mode):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(mode)
+    try:
+        assert output_file_problem(locked / "out.json") == f"no permission to write in {locked}"
+    finally:
+        locked.chmod(0o755)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="no /proc here")
+@pytest.mark.parametrize("path", ["/proc/x.json", "/proc/self/out.json"])
+def test_places_where_the_kernel_refuses_new_files_are_found(path):
+    """``/proc`` passes ``os.access`` as root (``/proc`` itself is mode 0o555: as another user the permission
+    check refuses it first); only creating a file shows that it cannot be written."""
+    for problem in (output_file_problem(path), output_dir_problem(path + ".d")):
+        assert problem.startswith(("cannot create files in /proc", "no permission to write in /proc")), problem
+    if os.geteuid() == 0 and path == "/proc/x.json":
+        assert output_file_problem(path).startswith("cannot create files in /proc (")
+
+
+def test_the_write_check_leaves_nothing_behind(tmp_path):
+    assert output_file_problem(tmp_path / "a.json") is None
+    assert output_dir_problem(tmp_path / "sub") is None
+    assert output_file_problem(tmp_path / "deeper" / "b.json") is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failing_write_is_reported_with_its_reason(tmp_path, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(cli_checks.tempfile, "mkstemp", refuse)
+    assert output_file_problem(tmp_path / "x.json") == f"cannot create files in {tmp_path} (Read-only file system)"
+    assert output_dir_problem(tmp_path / "d") == f"cannot create files in {tmp_path} (Read-only file system)"
+
+
+def test_the_evaluator_refuses_proc_before_any_game(capsys, monkeypatch):
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc here")
+    from training import evaluate
+
+    monkeypatch.setattr(evaluate, "evaluate", lambda *a, **k: pytest.fail("games were played"))
+    with pytest.raises(SystemExit) as info:
+        evaluate.main(["random-v0", "greedy-v0", "--games", "1", "--json", "/proc/x.json"])
+    assert info.value.code == 2
+    assert "--json /proc/x.json: cannot create files in /proc" in capsys.readouterr().err

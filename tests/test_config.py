@@ -176,3 +176,198 @@ def test_a_bad_config_fails_in_a_subprocess_with_one_line(tmp_path):
     assert proc.stderr.strip().splitlines()[-1].endswith("error: learning_rate=inf is not allowed: use a finite "
                                                          "float in (0, 1]")
     assert list(tmp_path.iterdir()) == [bad]  # nothing was created
+
+
+# ---------------------------------------------------------------- issue 19: types, bounds, nested overrides, files
+def int_fields(cls) -> list[str]:
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    return [f.name for f in dataclasses.fields(cls) if hints[f.name] is int]
+
+
+@pytest.mark.parametrize("cls,key", [(c, k) for c in (SelfPlayConfig, SB3Config) for k in int_fields(c)])
+@pytest.mark.parametrize("value", ["true", "false"])
+def test_a_bool_is_not_accepted_for_an_integer_field(cls, key, value):
+    with pytest.raises(ConfigError, match=rf"^{key}={value.title()} has the wrong type: expected int$"):
+        load_config(cls, None, [f"{key}={value}"])
+
+
+def test_rollout_steps_below_num_minibatches_is_refused():
+    with pytest.raises(ConfigError, match=r"^rollout_steps=3 is not allowed: use at least num_minibatches \(4\)$"):
+        load_config(SelfPlayConfig, None, ["rollout_steps=3", "num_minibatches=4"])
+    assert load_config(SelfPlayConfig, None, ["rollout_steps=4", "num_minibatches=4"]).rollout_steps == 4
+
+
+@pytest.mark.parametrize("override", ["batch_size=1", "batch_size=129"])
+def test_sb3_minibatches_fit_the_rollout(override):
+    with pytest.raises(ConfigError, match=r"^batch_size=\d+ is not allowed: use an int from 2 to n_steps \* num_envs "
+                                          r"\(128\)"):
+        load_config(SB3Config, None, ["n_steps=64", "num_envs=2", override])
+    assert load_config(SB3Config, None, ["n_steps=64", "num_envs=2", "batch_size=128"]).batch_size == 128
+
+
+@pytest.mark.parametrize("cls,overrides,message", [
+    (SB3Config, ["hidden_sizes=[10000000]"], r"hidden_sizes=\[10000000\] is out of bounds: sizes must be ints from 0 "
+                                             r"to 4096"),
+    (SB3Config, ["hidden_sizes=[4096, 4096, 4096, 4096]"], r"the network would have 103,329,847 parameters, over"),
+    (SB3Config, ["hidden_sizes=[true, 16]"], r"hidden_sizes=\[True, 16\] is not allowed"),
+    (SB3Config, [f"hidden_sizes=[{', '.join(['8'] * 65)}]"], "has 65 entries, over the 64 allowed"),
+    (SelfPlayConfig, ["network=mlp", "network_kwargs={hidden_sizes: [10000000]}"], "out of bounds"),
+    (SelfPlayConfig, ["network_kwargs={channels: 4096, hidden: 4096}"], "parameters, over the 50,000,000 allowed"),
+    (SelfPlayConfig, ["num_envs=100000"], r"^num_envs=100000 is not allowed: use an int from 1 to 1024$"),
+    (SelfPlayConfig, ["rollout_steps=10000000000"], r"rollout_steps=10000000000 is not allowed: use an int from 1"),
+    (SB3Config, ["n_steps=1048576", "num_envs=2", "batch_size=64"], r"n_steps \* num_envs \(the rollout buffer\)"),
+    (SelfPlayConfig, ["total_steps=10000000000000"], "total_steps=10000000000000 is not allowed"),
+])
+def test_sizes_are_bounded_before_anything_is_allocated(monkeypatch, cls, overrides, message):
+    import models.networks as networks
+
+    real = networks.build_network
+
+    def on_meta_only(*args, **kwargs):
+        import torch
+
+        assert torch.empty(0).device.type == "meta", "a network was built for real during validation"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(networks, "build_network", on_meta_only)
+    with pytest.raises(ConfigError, match=message):
+        load_config(cls, None, overrides)
+
+
+@pytest.mark.parametrize("override,message", [
+    ("total_steps.x=1", r"^override 'total_steps.x=1': total_steps is not a mapping, so total_steps.x does not exist"),
+    ("seed.a=2", "seed is not a mapping"),
+    ("rules.rounds.x=1",
+     r"a nested key is FIELD.KEY, one level into a mapping \(mapping fields: network_kwargs, rules\)"),
+    (".x=1", "a nested key is FIELD.KEY"),
+    ("rules.=1", "a nested key is FIELD.KEY"),
+    ("rules=" + "[" * 5000, "is nested too deeply|is not valid YAML"),
+])
+def test_nested_overrides_reach_only_into_mappings(override, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(SelfPlayConfig, None, [override])
+
+
+def test_a_nested_override_into_a_value_set_by_the_file_is_one_line(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("total_steps: 5000\n")
+    with pytest.raises(ConfigError, match="total_steps is not a mapping"):
+        load_config(SelfPlayConfig, config, ["total_steps.x=1"])
+
+
+def test_config_files_that_are_folders_huge_or_deeply_nested_are_refused(tmp_path):
+    with pytest.raises(ConfigError, match="is a folder: give a YAML file"):
+        load_config(SelfPlayConfig, tmp_path)
+    big = tmp_path / "big.yaml"
+    big.write_text("# " + "x" * (1 << 20) + "\n")
+    with pytest.raises(ConfigError, match="bytes, over the 1048576 a config may have"):
+        load_config(SelfPlayConfig, big)
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("rules: " + "[" * 20000 + "]" * 20000 + "\n")
+    with pytest.raises(ConfigError, match="nested too deeply|is not valid YAML"):
+        load_config(SelfPlayConfig, deep)
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ConfigError, match="cannot be read"):
+        load_config(SelfPlayConfig, binary)
+
+
+def test_run_dir_with_a_nul_byte_is_refused():
+    with pytest.raises(ConfigError, match="run_dir=.* is not allowed: use a non-empty path"):
+        load_config(SelfPlayConfig, None, ['run_dir="a\\0b"'])
+
+
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_command_lines_refuse_nested_overrides_into_numbers_in_one_line(capsys, which):
+    with pytest.raises(SystemExit) as info:
+        _cli_errors()[which](["--set", "total_steps.x=1"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "Traceback" not in err
+    assert "total_steps is not a mapping" in err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("name", ["..", ".", "../up", "a/b", ".hidden"])
+def test_rllib_run_names_cannot_leave_run_dir(name):
+    from training.train_rllib import RLlibConfig
+
+    with pytest.raises(ConfigError, match=r"^name=.* is not allowed: use a folder name"):
+        load_config(RLlibConfig, None, [f"name='{name}'"])
+
+
+def test_rllib_network_sizes_are_bounded():
+    from training.train_rllib import RLlibConfig
+
+    with pytest.raises(ConfigError, match="out of bounds"):
+        load_config(RLlibConfig, None, ["network_kwargs={hidden_sizes: [10000000]}"])
+    with pytest.raises(ConfigError, match=r"network_kwargs: unknown option\(s\) \['depth'\]"):
+        load_config(RLlibConfig, None, ["network_kwargs={depth: 3}"])
+
+
+@pytest.mark.parametrize("override,message", [
+    ("num_envs=100000", "num_envs=100000 is not allowed: use an int from 1 to 1024"),
+    ("env_runners=5000", "env_runners=5000 is not allowed"),
+    ("train_batch_size=10000000000", "train_batch_size=10000000000 is not allowed"),
+    ("iterations=true", "iterations=True has the wrong type: expected int"),
+])
+def test_rllib_counts_are_bounded(override, message):
+    from training.train_rllib import RLlibConfig
+
+    with pytest.raises(ConfigError, match=f"^{message}"):
+        load_config(RLlibConfig, None, [override])
+
+
+def test_a_config_fifo_is_refused_without_blocking(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "c.yaml")
+    with pytest.raises(ConfigError, match="is not a regular file"):
+        load_config(SelfPlayConfig, tmp_path / "c.yaml")
+
+
+# ---------------------------------------------------------------- boundaries and names (mutation testing)
+@pytest.mark.parametrize("override", ["num_cpus=true", "fail_at_step=false", "out=5"])
+def test_optional_fields_refuse_bools_and_other_types(override):
+    from training.train_rllib import RLlibConfig
+
+    with pytest.raises(ConfigError, match="has the wrong type"):
+        load_config(RLlibConfig, None, [override])
+    assert load_config(RLlibConfig, None, ["num_cpus=2", "out=somewhere"]).num_cpus == 2
+
+
+def test_the_limits_themselves_are_allowed():
+    assert load_config(SelfPlayConfig, None, [f"seed={2 ** 31 - 1}"]).seed == 2 ** 31 - 1
+    with pytest.raises(ConfigError, match=r"^seed=2147483648 is not allowed: use an int from 0 to 2147483647$"):
+        load_config(SelfPlayConfig, None, [f"seed={2 ** 31}"])
+    assert load_config(SelfPlayConfig, None, ["run_dir=" + "r" * 4096]).run_dir == "r" * 4096
+    with pytest.raises(ConfigError, match="^run_dir='r"):
+        load_config(SelfPlayConfig, None, ["run_dir=" + "r" * 4097])
+    assert load_config(SelfPlayConfig, None, ["num_envs=1024"]).num_envs == 1024
+
+
+@pytest.mark.parametrize("cls,override,message", [
+    (SelfPlayConfig, "snapshot_every=0", "snapshot_every=0 is not allowed: use an int >= 1"),
+    (SelfPlayConfig, "critic_warmup_steps=-1", "critic_warmup_steps=-1 is not allowed: use an int >= 0"),
+    (SB3Config, "n_steps=1048576", "n_steps=1048576 is not allowed: use an int with n_steps * num_envs (the "
+                                   "rollout buffer) at most 1048576"),
+    (SelfPlayConfig, "rules.num_players=3", "rules: set num_players at the top level, not inside rules"),
+    (SelfPlayConfig, "network_kwargs.num_players=3", "network_kwargs: set num_players at the top level"),
+])
+def test_messages_name_the_key_the_value_and_what_is_allowed(cls, override, message):
+    with pytest.raises(ConfigError) as info:
+        load_config(cls, None, [override])
+    assert str(info.value).startswith(message)
+
+
+def test_the_run_folder_flags():
+    from training.config import config_arg_parser
+
+    parser = config_arg_parser("d", SelfPlayConfig, run_folder=True)
+    assert parser.parse_args(["--resume"]).resume and parser.parse_args(["--overwrite"]).overwrite
+    args = parser.parse_args([])
+    assert not args.resume and not args.overwrite and args.config is None and args.overrides == []
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--resume", "--overwrite"])
+    assert not hasattr(config_arg_parser("d", SelfPlayConfig).parse_args([]), "resume")

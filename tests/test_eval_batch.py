@@ -168,6 +168,28 @@ def test_the_check_keeps_only_the_pass_sizes_that_agree():
     assert bp.agreeing_sizes(by_others, probes) == ()
 
 
+def _order_sensitive(probes, when_sorted: bool):
+    """A policy whose passes of 32 or more rows round differently when their rows are (or are not) in the
+    probes' given order; 8-row passes are exact in any order."""
+    def policy(x):
+        out = x * 2.0
+        if x.shape[0] >= 32:
+            in_order = bool((x[1:, 0] >= x[:-1, 0]).all())
+            if in_order == when_sorted:
+                out = out + 1e-3
+        return out, x
+
+    return policy
+
+
+@pytest.mark.parametrize("when_sorted", [False, True])
+def test_larger_pass_sizes_are_checked_in_the_given_order_and_in_shuffled_ones(when_sorted):
+    """A larger pass size that agrees with 8-row passes in one order but not in another is not used."""
+    probes = torch.rand(bp.PROBE_ROWS, 10)
+    probes = probes[probes[:, 0].argsort()]  # the given order: sorted; the shuffled ones: not
+    assert bp.agreeing_sizes(_order_sensitive(probes, when_sorted), probes) == (8,)
+
+
 def test_passes_cover_a_batch_with_the_sizes_in_use():
     shapes = []
 

@@ -38,3 +38,53 @@ def test_write_json_refuses_what_is_not_a_regular_file(tmp_path):
     with pytest.raises(ValueError, match="not a regular file"):
         write_json(tmp_path, {"a": 1})
     assert tmp_path.is_dir()
+
+
+# ---------------------------------------------------------------- issue 19: hostile JSON in, deep values out
+from tt_env.jsonio import loads, read_json  # noqa: E402
+
+
+@pytest.mark.parametrize("data,message", [
+    ("[" * 100000 + "]" * 100000, "nested too deeply"),
+    ('{"a": ' * 50000 + "1" + "}" * 50000, "nested too deeply"),
+    ("1" * 5000, "is not valid JSON"),
+    (b"\xff\xfe{}", "it is not UTF-8 text"),
+    ("{", "is not valid JSON"),
+    ("", "is not valid JSON"),
+])
+def test_loads_refuses_what_is_not_usable_json_with_one_value_error(data, message):
+    with pytest.raises(ValueError, match=message) as info:
+        loads(data, "the file")
+    assert str(info.value).startswith("the file is not") and "\n" not in str(info.value)
+
+
+def test_loads_reads_json():
+    assert loads(b'{"a": [1, 2.5, null]}', "x") == {"a": [1, 2.5, None]}
+
+
+def test_read_json_limits_the_size_and_names_missing_files(tmp_path):
+    big = tmp_path / "big.json"
+    big.write_text("[" + "0," * 100 + "0]")
+    with pytest.raises(ValueError, match=r"is 203 bytes, over the 100 bytes allowed"):
+        read_json(big, limit=100)
+    assert len(read_json(big)) == 101
+    with pytest.raises(ValueError, match="cannot be read"):
+        read_json(tmp_path / "missing.json")
+    with pytest.raises(ValueError, match="is a folder"):
+        read_json(tmp_path)
+
+
+def test_dumps_refuses_a_value_nested_too_deeply():
+    value: list = []
+    for _ in range(100000):
+        value = [value]
+    with pytest.raises(ValueError, match="nested too deeply"):
+        dumps(value)
+
+
+def test_read_json_refuses_a_fifo_without_blocking(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "pipe.json")
+    with pytest.raises(ValueError, match="is not a regular file"):
+        read_json(tmp_path / "pipe.json")

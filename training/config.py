@@ -75,13 +75,16 @@ class BaseConfig:
         _check(isinstance(self.name, str) and RUN_NAME.match(self.name) and len(self.name) <= 100, "name",
                self.name, "a folder name of letters, digits, '.', '_' and '-' that does not start with '.' "
                "(it is created inside run_dir)")
-        _check(isinstance(self.run_dir, str) and self.run_dir.strip(), "run_dir", self.run_dir, "a non-empty path")
+        _check(isinstance(self.run_dir, str) and self.run_dir.strip() and "\0" not in self.run_dir
+               and len(self.run_dir) <= 4096, "run_dir", self.run_dir, "a non-empty path")
         _check(0 <= self.seed < 2 ** 31, "seed", self.seed, f"an int from 0 to {2 ** 31 - 1}")
         _check(2 <= self.num_players <= 8, "num_players", self.num_players, "an int from 2 to 8")
         _check(self.reward_mode in ("relative", "penalty", "win"), "reward_mode", self.reward_mode,
                "one of ['relative', 'penalty', 'win']")
-        for key in ("total_steps", "num_envs", "torch_threads", "eval_deals"):
-            _check(getattr(self, key) >= 1, key, getattr(self, key), "an int >= 1")
+        for key, high in INT_LIMITS.items():
+            if hasattr(self, key):
+                value = getattr(self, key)
+                _check(1 <= value <= high, key, value, f"an int from 1 to {high}")
         for key in ("eval_every", "save_every"):
             _check(getattr(self, key) >= 0, key, getattr(self, key), "an int >= 0")
         for key, (low, high, text) in self.FLOAT_RANGES.items():
@@ -91,6 +94,8 @@ class BaseConfig:
             _check(ok, key, value, f"a finite float {text}")
         try:
             self.train_rules()
+        except ConfigError:
+            raise
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"rules: {exc}") from None
         from tt_env.agents import list_agents
@@ -160,14 +165,8 @@ class SelfPlayConfig(BaseConfig):
         _check(self.network in NETWORKS, "network", self.network, f"one of {sorted(NETWORKS)}")
         if "num_players" in self.network_kwargs:
             raise ConfigError("network_kwargs: set num_players at the top level, not in network_kwargs")
-        try:
-            from models.networks import build_network
-
-            build_network(self.network, num_players=self.num_players, **self.network_kwargs)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"network_kwargs: {exc}") from None
-        for key in ("rollout_steps", "update_epochs", "num_minibatches", "pool_size", "snapshot_every"):
-            _check(getattr(self, key) >= 1, key, getattr(self, key), "an int >= 1")
+        check_network_size(self.network, {"num_players": self.num_players, **self.network_kwargs}, "network_kwargs")
+        _check(self.snapshot_every >= 1, "snapshot_every", self.snapshot_every, "an int >= 1")
         _check(self.critic_warmup_steps >= 0, "critic_warmup_steps", self.critic_warmup_steps, "an int >= 0")
         _check(self.rollout_steps >= self.num_minibatches, "rollout_steps", self.rollout_steps,
                f"at least num_minibatches ({self.num_minibatches})")
@@ -202,11 +201,17 @@ class SB3Config(BaseConfig):
 
     def validate(self) -> None:
         super().validate()
-        for key in ("n_steps", "batch_size", "n_epochs"):
-            _check(getattr(self, key) >= 1, key, getattr(self, key), "an int >= 1")
+        buffer = self.n_steps * self.num_envs
+        _check(buffer <= MAX_ROLLOUT, "n_steps", self.n_steps,
+               f"an int with n_steps * num_envs (the rollout buffer) at most {MAX_ROLLOUT}")
+        _check(2 <= self.batch_size <= buffer, "batch_size", self.batch_size,
+               f"an int from 2 to n_steps * num_envs ({buffer}): a minibatch of one sample normalises its "
+               f"advantage to 0, and one larger than the rollout is the rollout")
         _check(self.vec_env in ("subproc", "dummy"), "vec_env", self.vec_env, "one of ['subproc', 'dummy']")
-        _check(bool(self.hidden_sizes) and all(isinstance(h, int) and h > 0 for h in self.hidden_sizes),
+        _check(bool(self.hidden_sizes) and all(isinstance(h, int) and not isinstance(h, bool) and h > 0
+                                               for h in self.hidden_sizes),
                "hidden_sizes", self.hidden_sizes, "a non-empty list of positive ints")
+        check_network_size("mlp", {"num_players": self.num_players, "hidden_sizes": self.hidden_sizes}, "hidden_sizes")
         from tt_env.agents import list_agents
 
         known = list_agents()
@@ -215,8 +220,44 @@ class SB3Config(BaseConfig):
             _check(name in known, "opponents", name, f"registered agents {known}")
 
 
+# ---------------------------------------------------------------- limits
+MAX_ROLLOUT = 1 << 20
+"""Most learner steps one rollout may hold (``rollout_steps``; SB3's ``n_steps * num_envs``): a
+buffer of observations this long takes about 1.2 GB of memory already."""
+INT_LIMITS = {"total_steps": 10 ** 12, "num_envs": 1024, "torch_threads": 1024, "eval_deals": 1_000_000,
+              "rollout_steps": MAX_ROLLOUT, "update_epochs": 10_000, "num_minibatches": MAX_ROLLOUT,
+              "pool_size": 1000, "n_steps": MAX_ROLLOUT, "n_epochs": 10_000}
+"""Integer fields (of whichever config has them) and their largest allowed value (the smallest is 1):
+large enough for any real run, small enough that a typo cannot ask for all the memory there is."""
+
+
+def check_network_size(network: str, kwargs: dict[str, Any], key: str) -> None:
+    """Refuse a network whose options are unknown or whose size is out of bounds, before allocating it.
+
+    The same bounds as a checkpoint's sidecar (:func:`models.checkpoint.check_sizes`: layer sizes
+    up to ``MAX_LAYER_SIZE``, ``MAX_PARAMETERS`` parameters, counted on the ``meta`` device).
+    """
+    import torch
+
+    from models.checkpoint import MAX_PARAMETERS, CheckpointError, check_sizes
+    from models.networks import build_network
+
+    try:
+        check_sizes(kwargs, where=key)
+        with torch.device("meta"):  # shapes only: nothing is allocated
+            size = sum(p.numel() for p in build_network(network, **kwargs).parameters())
+    except CheckpointError as exc:
+        raise ConfigError(str(exc)) from None
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{key}: {exc}") from None
+    if size > MAX_PARAMETERS:
+        raise ConfigError(f"{key}: the network would have {size:,} parameters, over the {MAX_PARAMETERS:,} allowed")
+
+
 # ---------------------------------------------------------------- loading
 RUN_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*$")
+MAX_CONFIG_BYTES = 1 << 20
+"""A config file larger than this is refused before it is read."""
 
 
 def _check(ok: Any, key: str, value: Any, allowed: str) -> None:
@@ -261,27 +302,47 @@ def from_dict(cls: type[C], data: dict[str, Any]) -> C:
     return config
 
 
-def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """``data`` with each ``key=value`` (value parsed as YAML; ``a.b=v`` sets a nested key) applied."""
+def apply_overrides(data: dict[str, Any], overrides: list[str], cls: type | None = None) -> dict[str, Any]:
+    """``data`` with each ``key=value`` (value parsed as YAML; ``a.b=v`` sets a nested key) applied.
+
+    A nested key reaches one level into a mapping: ``rules.rounds``, ``network_kwargs.channels``.
+    With ``cls`` (the config class), ``a.b=v`` is refused unless field ``a`` is a mapping.
+    """
     out = dict(data)
+    hints = typing.get_type_hints(cls) if cls is not None else {}
     for item in overrides:
         if "=" not in item:
             raise ConfigError(f"override {item!r} is not key=value")
         key, raw = item.split("=", 1)
         if not key.strip():
             raise ConfigError(f"override {item!r} has no key: use key=value")
-        try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"override {item!r}: the value is not valid YAML ({_yaml_problem(exc)})") from None
-        head, _, rest = key.strip().partition(".")
-        if rest:
-            inner = dict(out.get(head) or {})
+        value = _yaml_value(raw, f"override {item!r}: the value")
+        head, dot, rest = key.strip().partition(".")
+        if dot:
+            mappings = sorted(k for k, t in hints.items() if t is dict)
+            where = f" (mapping fields: {', '.join(mappings)})" if mappings else ""
+            if "." in rest or not rest.strip() or not head:
+                raise ConfigError(f"override {item!r}: a nested key is FIELD.KEY, one level into a mapping{where}")
+            current = out.get(head)
+            if (current is not None and not isinstance(current, dict)) or (hints and hints.get(head, dict) is not dict):
+                raise ConfigError(f"override {item!r}: {head} is not a mapping, so {head}.{rest} does not exist: "
+                                  f"nested keys reach into mapping fields{where}")
+            inner = dict(current or {})
             inner[rest] = value
             out[head] = inner
         else:
             out[head] = value
     return out
+
+
+def _yaml_value(text: str, what: str) -> Any:
+    """``yaml.safe_load(text)``, with every failure (also nesting too deep for the parser) as one ``ConfigError``."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{what} is not valid YAML ({_yaml_problem(exc)})") from None
+    except RecursionError:
+        raise ConfigError(f"{what} is nested too deeply") from None
 
 
 def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | None = None) -> C:
@@ -293,15 +354,26 @@ def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | No
         except FileNotFoundError as exc:
             raise ConfigError(str(exc)) from None
         try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"config file {str(path)!r} is not valid YAML: {_yaml_problem(exc)}") from None
+            if path.is_dir():
+                raise ConfigError(f"config file {str(path)!r} is a folder: give a YAML file")
+            if not path.is_file():  # a FIFO would block the read
+                raise ConfigError(f"config file {str(path)!r} is not a regular file")
+            if path.stat().st_size > MAX_CONFIG_BYTES:
+                raise ConfigError(f"config file {str(path)!r} is {path.stat().st_size} bytes, over the "
+                                  f"{MAX_CONFIG_BYTES} a config may have")
+            text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"config file {str(path)!r} cannot be read: {exc}") from None
+        try:
+            loaded = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file {str(path)!r} is not valid YAML: {_yaml_problem(exc)}") from None
+        except RecursionError:
+            raise ConfigError(f"config file {str(path)!r} is nested too deeply") from None
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"config file {str(path)!r} must hold a mapping of keys to values")
         data = loaded or {}
-    return from_dict(cls, apply_overrides(data, overrides or []))
+    return from_dict(cls, apply_overrides(data, overrides or [], cls))
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:

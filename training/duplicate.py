@@ -312,6 +312,7 @@ def _iter_deals(specs: Sequence[str | Agent], rules: Rules, num_deals: int, seed
         return
     ctx = multiprocessing.get_context("spawn")
     blocks = deal_blocks(num_deals, workers, batch_size, len(specs))
+    workers = min(workers, len(blocks))  # a process without a block of deals would only start up
     with ctx.Pool(workers, initializer=_init_worker,
                   initargs=(list(specs), rules.to_dict(), seed, allow_rule_mismatch, batch_size)) as pool:
         for records in pool.imap(_worker_deals, blocks):

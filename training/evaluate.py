@@ -134,31 +134,70 @@ def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = 
     return report, deals
 
 
+MAX_LABEL = 16
+"""Widest agent label in the table (longer checkpoint paths are shortened, with a legend)."""
+
+
+def short_labels(names: Sequence[str], width: int = MAX_LABEL) -> dict[str, str]:
+    """A distinct short label for each agent name, for a table that fits 80 columns.
+
+    A name's label is the shortest suffix of its path (``final.pt``, ``run_a/final.pt``) that
+    no other name ends with; one still wider than ``width`` is cut to its last characters
+    after an ellipsis, or, if that no longer tells it apart, becomes ``agent K`` (its place).
+    Registry names such as ``expert-v0`` are their own label.
+    """
+    parts = {n: n.replace(os.sep, "/").split("/") for n in names}
+    labels: dict[str, str] = {}
+    for n in names:
+        label = n
+        for k in range(1, len(parts[n]) + 1):
+            tail = parts[n][-k:]
+            if not any(o != n and parts[o][-k:] == tail for o in names):
+                label = "/".join(tail)
+                break
+        labels[n] = label
+    for i, n in enumerate(names):
+        if len(labels[n]) > width:
+            cut = "…" + labels[n][-(width - 1):]
+            taken = set(labels.values()) - {labels[n]}
+            labels[n] = cut if cut not in taken else f"agent {i + 1}"
+    return labels
+
+
 def print_report(report: dict) -> None:
-    """The report as a rich table: one row per agent, one column per opponent."""
+    """The report as a rich table: one row per agent, one column per opponent (short labels, with a legend)."""
     from rich.console import Console
     from rich.table import Table
 
-    names = [a["name"] for a in report["agents"]]
-    diffs = {(p["a"], p["b"]): p for p in report["pairwise"]}
+    full = [a["name"] for a in report["agents"]]
+    labels = short_labels(full)
+    names = [labels[n] for n in full]
+    diffs = {(labels[p["a"]], labels[p["b"]]): p for p in report["pairwise"]}
     table = Table(title=f"{report['games']} duplicate games x {report['seatings']} seatings "
                         f"= {report['games_played']} games, seed {report['seed']}",
                   caption=f"{significant(report['games_per_second'])} games/s; score: final total, lower is better; "
                           f"'vs X': mean score minus X's [95% CI], negative is better")
-    table.add_column("agent", style="bold")
-    table.add_column("mean score", justify="right")
-    table.add_column("win rate [95% CI]", justify="right")
+    # overflow="fold": a narrow column breaks a label over lines but never cuts it to an ellipsis,
+    # so two columns cannot look alike
+    table.add_column("agent", style="bold", overflow="fold", no_wrap=True)
+    table.add_column("mean score", justify="right", overflow="fold")
+    table.add_column("win rate [95% CI]", justify="right", overflow="fold")
     for other in names:
-        table.add_column(f"vs {other}", justify="right")
-    table.add_column("ms/move", justify="right")
+        table.add_column(f"vs {other}", justify="right", overflow="fold")
+    table.add_column("ms/move", justify="right", overflow="fold")
     for a in report["agents"]:
-        cells = [a["name"], f"{a['mean_score']:.1f}", f"{a['win_rate']:.3f} {interval_text(a['win_rate_ci95'], '.3f')}"]
+        label = labels[a["name"]]
+        cells = [label, f"{a['mean_score']:.1f}", f"{a['win_rate']:.3f} {interval_text(a['win_rate_ci95'], '.3f')}"]
         for other in names:
-            p = diffs.get((a["name"], other))
+            p = diffs.get((label, other))
             cells.append("" if p is None else f"{p['mean_score_diff']:+.2f} {interval_text(p['ci95'], '+.2f')}")
         cells.append(significant(a["ms_per_move"]))
         table.add_row(*cells)
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    for name in full:
+        if labels[name] != name:
+            console.print(f"  {labels[name]}: {name}", highlight=False, markup=False, soft_wrap=True)
 
 
 def plot_scores(deals: list, names: Sequence[str], path: str) -> None:
@@ -259,6 +298,10 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
             require(["matplotlib"], "--plot")
     except MissingDependencyError as exc:
         parser.error(str(exc))
+    if args.workers > args.games:
+        print(f"note: --workers {args.workers} is more than the {args.games} deal(s) to play: using "
+              f"{args.games} worker process(es)", file=sys.stderr)
+        args.workers = args.games
     note = workers_note(args.workers)
     if note:
         print(note, file=sys.stderr)

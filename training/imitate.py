@@ -29,6 +29,8 @@ import torch
 
 from models.checkpoint import save_checkpoint
 from models.networks import PolicyValueNet, build_network
+from training.config import ConfigError, check_network_size
+from tt_env import jsonio
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, positive_float, seed_arg
 from tt_env.engine.rules import Rules
 from tt_env.observation import OBS_VERSION
@@ -40,7 +42,12 @@ def load_oracle(path: str | Path) -> dict[str, np.ndarray]:
     """The arrays of an oracle ``.npz`` (no pickles), with ``meta`` parsed."""
     with np.load(path, allow_pickle=False) as data:
         arrays = {k: data[k] for k in data.files}
-    arrays["meta"] = json.loads(str(arrays["meta"]))
+    missing = sorted({"meta", "obs", "mask", "cands", "q", "round", "phase"} - set(arrays))
+    if missing:
+        raise ValueError(f"{path} lacks the array(s) {missing}: not a file of python -m training.oracle_data")
+    arrays["meta"] = jsonio.loads(str(arrays["meta"]), f"the meta of {path}")
+    if not isinstance(arrays["meta"], dict) or not isinstance(arrays["meta"].get("rules"), dict):
+        raise ValueError(f"the meta of {path} holds no rules: not a file of python -m training.oracle_data")
     return arrays
 
 
@@ -150,6 +157,11 @@ def main(argv: Sequence[str] | None = None) -> Path:
     data["meta"] = parts[0]["meta"]
     torch.set_num_threads(1)
     net_kwargs = dict(DEFAULT_NET, channels=args.channels, blocks=args.blocks, hidden=args.hidden)
+    try:  # bounded before anything is allocated, as in the training configs
+        check_network_size("cardnet", {"num_players": int(data["meta"]["rules"].get("num_players", 2)), **net_kwargs},
+                           "--channels/--blocks/--hidden")
+    except (ConfigError, TypeError, ValueError) as exc:
+        parser.error(str(exc))
     net, report = fit(data, net_kwargs=net_kwargs, epochs=args.epochs, batch=args.batch, lr=args.lr,
                       temperature=args.temperature, validation=args.validation, seed=args.seed,
                       anchor=args.anchor)

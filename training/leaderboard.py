@@ -10,11 +10,16 @@ win rate (a tie shares the win) with its interval, and A's time per move. ``expe
 is the reference (0 by construction) and is not played. A checkpoint agent plays only at the
 player count it was trained for; other cells are skipped. The markdown table it prints is the
 one in the README.
+
+Every agent and path is checked before the first game (unknown names, missing or damaged
+checkpoints, a ``--json`` that cannot be written, ``--deals-for`` an agent not ranked), and
+``--json`` is rewritten after every cell, so a crash or Ctrl-C loses at most the cell it was in.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Sequence
 
@@ -51,7 +56,33 @@ def players_of(spec: str) -> int | None:
         return None
     if spec.endswith(".pt"):
         return int(read_metadata(spec)["num_players"])
+    if spec.endswith(".zip"):
+        from models.sb3_zip import read_sb3_zip
+
+        return int(read_sb3_zip(spec)[1]["num_players"])
     raise ValueError(f"unknown agent {spec!r}: use a checkpoint path or one of {list_agents()}")
+
+
+def check_agents(agents: Sequence[str], players: Sequence[int]) -> dict[str, int | None]:
+    """The player count each agent was trained for (None: any), after building every agent of every cell.
+
+    Run before the first game: an unknown name, a missing, damaged or mismatched checkpoint,
+    or an agent that cannot be built is a ``ValueError`` here, not after the cells before it.
+    """
+    from tt_env.agents import make_agent
+
+    trained_for = {a: players_of(a) for a in agents}
+    for a in agents:
+        for n in players:
+            if a != REFERENCE and trained_for[a] in (None, n):
+                make_agent(a, Rules(num_players=n))  # loads the weights: a damaged file fails now
+    return trained_for
+
+
+def write_rows(path: str, seed: int, rows: list[dict]) -> None:
+    """The leaderboard so far as JSON (rewritten after each cell, so a crash loses at most the cell it was in)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_json(path, {"format": FORMAT, "seed": seed, "reference": REFERENCE, "rows": rows})
 
 
 def versus_reference(spec: str, num_players: int, deals: int, seed: int, workers: int) -> dict:
@@ -104,36 +135,40 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
     parser.add_argument("--workers", type=int_at_least(1), default=1, help="worker processes (default 1)")
     parser.add_argument("--json", metavar="PATH", help="write the rows as JSON to PATH")
     args = parser.parse_args(argv)
-    args.agents = args.agents or default_agents()
+    args.agents = list(dict.fromkeys(args.agents or default_agents()))
+    args.players = list(dict.fromkeys(args.players))
     if args.json:
         problem = output_file_problem(args.json, suffixes=(".json",))
         if problem:
             parser.error(f"--json {args.json}: {problem}")
-    note = workers_note(args.workers)
-    if note:
-        print(note)
     deals_for = {}
     for agent, count in args.deals_for:
+        if agent not in args.agents:
+            parser.error(f"--deals-for {agent} {count}: {agent!r} is not one of the agents ranked {args.agents}")
         try:
             deals_for[agent] = int_at_least(1)(count)
         except argparse.ArgumentTypeError as exc:
             parser.error(f"--deals-for {agent} {count}: {exc}")
     try:
-        trained_for = {a: players_of(a) for a in args.agents}
-    except (ValueError, KeyError, OSError) as exc:
-        parser.error(f"cannot rank the agents: {exc}")
-    rows = []
-    for n in args.players:
-        for a in args.agents:
-            if a == REFERENCE or trained_for[a] not in (None, n):
-                continue
-            row = versus_reference(a, n, deals_for.get(a, args.deals), args.seed, args.workers)
-            rows.append(row)
-            print(f"{a} at {n} players: {row['score_diff']:+.2f} {interval_text(row['ci95'], '+.2f')}, "
-                  f"win rate {row['win_rate']:.3f}, {row['ms_per_move']:.3g} ms/move, {row['seconds']:.0f} s",
-                  flush=True)
-            if args.json:
-                write_json(args.json, {"format": FORMAT, "seed": args.seed, "reference": REFERENCE, "rows": rows})
+        trained_for = check_agents(args.agents, args.players)
+    except (ValueError, KeyError, TypeError, OSError) as exc:
+        parser.error(f"cannot rank the agents: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+    cells = [(n, a) for n in args.players for a in args.agents if a != REFERENCE and trained_for[a] in (None, n)]
+    if not cells:
+        parser.error(f"no cell to play: each agent of {args.agents} plays only at a player count other than "
+                     f"--players {' '.join(map(str, args.players))} (or is the reference {REFERENCE})")
+    note = workers_note(args.workers)
+    if note:
+        print(note)
+    rows: list[dict] = []
+    for n, a in cells:
+        row = versus_reference(a, n, deals_for.get(a, args.deals), args.seed, args.workers)
+        rows.append(row)
+        print(f"{a} at {n} players: {row['score_diff']:+.2f} {interval_text(row['ci95'], '+.2f')}, "
+              f"win rate {row['win_rate']:.3f}, {row['ms_per_move']:.3g} ms/move, {row['seconds']:.0f} s",
+              flush=True)
+        if args.json:
+            write_rows(args.json, args.seed, rows)
     print(markdown(rows))
     return rows
 

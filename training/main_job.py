@@ -23,7 +23,7 @@ from training.config import ConfigError, SelfPlayConfig, add_run_folder_args, pa
 from training.eval_stats import interval_text
 from training.evaluate import evaluate
 from training.resume import resume_command
-from training.run_utils import RunExistsError, RunFolderError, TrainingDiverged
+from training.run_utils import RunDir, RunExistsError, RunFolderError, TrainingDiverged
 from training.selfplay import train
 from tt_env.agents import list_agents
 from tt_env.cli_checks import CommandParser, command_name, int_at_least, output_dir_problem, seed_arg, workers_note
@@ -103,13 +103,21 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(128 + run.stopped_by)
     if not checkpoint.exists():
         parser.error(f"{checkpoint} does not exist: train the run first (without --skip-training)")
-    agents = {f"{cfg.name} (new)": str(checkpoint)}
-    if "ppo-2p-v0" in list_agents():
-        agents["ppo-2p-v0 (shipped)"] = "ppo-2p-v0"
-    print(f"== evaluation: {args.deals} duplicate deals (x2 seatings) per pairing, seed {args.seed}")
-    rows = evaluation_table(agents, OPPONENTS, args.deals, args.seed, args.workers)
-    print_table(rows)
-    write_json(run_path / "main_job_eval.json", rows)
+    run = RunDir(cfg.run_dir, cfg.name)  # held while evaluating: no --overwrite deletes the checkpoint meanwhile
+    try:
+        run.lock.acquire("the evaluation would read and write the folder while that run changes it")
+    except RunFolderError as exc:
+        parser.error(str(exc))
+    try:
+        agents = {f"{cfg.name} (new)": str(checkpoint)}
+        if "ppo-2p-v0" in list_agents():
+            agents["ppo-2p-v0 (shipped)"] = "ppo-2p-v0"
+        print(f"== evaluation: {args.deals} duplicate deals (x2 seatings) per pairing, seed {args.seed}")
+        rows = evaluation_table(agents, OPPONENTS, args.deals, args.seed, args.workers)
+        print_table(rows)
+        write_json(run_path / "main_job_eval.json", rows)
+    finally:
+        run.release()
     print(f"checkpoint:     {checkpoint} (+ {checkpoint.with_suffix('.json').name})")
     print(f"learning curve: {run_path / 'learning_curve.png'}")
     print(f"TensorBoard:    tensorboard --logdir {run_path / 'tb'}")

@@ -19,13 +19,12 @@ resumes it; a second signal stops at once. SIGKILL cannot be caught: a run saves
 
 from __future__ import annotations
 
-import json
 import shlex
 import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from models.checkpoint import CheckpointError, deserialize_state, read_attachment, save_checkpoint, serialize_state
 from tt_env import jsonio
@@ -62,8 +61,102 @@ def save_latest(run: RunDir, net: Any, cfg: Any, *, step: int, trainer: str, ten
                     attachments={TENSORS: serialize_state(tensors), STATE: jsonio.dumps(record).encode()})
 
 
-def load_latest(run: RunDir, trainer: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(tensors, JSON state) saved with the run's ``latest.pt``; :class:`CheckpointError` if unusable."""
+Check = Callable[[Any], bool]
+
+
+def is_count(value: Any) -> bool:
+    """An int >= 0 (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def is_number(value: Any) -> bool:
+    """An int or float (not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_count_or_none(value: Any) -> bool:
+    return value is None or is_count(value)
+
+
+def is_number_or_none(value: Any) -> bool:
+    """A number, or ``None`` (what a non-finite number is saved as)."""
+    return value is None or is_number(value)
+
+
+def is_dict(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def is_list(value: Any) -> bool:
+    return isinstance(value, list)
+
+
+def is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+COMMON_KEYS: dict[str, Check] = {"step": is_count, "config": is_dict, "history": is_list,
+                                 "last_eval": is_count_or_none, "next_eval": is_number_or_none}
+"""Keys every resume state has, with the check of their values (trainers add their own)."""
+RESULT_KEYS: dict[str, Check] = {"opponent": is_str, "deals": is_count, "games": is_count,
+                                 "score_diff": is_number_or_none, "ci95": is_number_or_none,
+                                 "win_rate": is_number_or_none}
+"""The keys of one evaluation result in the history (``EvalResult.to_dict``; non-finite numbers are saved as null)."""
+
+
+def history_problem(history: list[Any], step: int) -> str | None:
+    """What is wrong with a saved evaluation history (``None`` if nothing): the steps must increase up to ``step``."""
+    previous = -1
+    for i, entry in enumerate(history):
+        if not isinstance(entry, dict) or not is_count(entry.get("step")) or not isinstance(entry.get("results"), list):
+            return f"history[{i}] is not an evaluation ({{'step': int >= 0, 'results': [...]}})"
+        if not previous < entry["step"] <= step:
+            return (f"history[{i}] is at step {entry['step']}, which is not after the evaluation before it "
+                    f"({previous}) and at most the saved step ({step})")
+        previous = entry["step"]
+        for j, result in enumerate(entry["results"]):
+            if not isinstance(result, dict):
+                return f"history[{i}].results[{j}] is not a mapping"
+            bad = [k for k, check in RESULT_KEYS.items() if not check(result.get(k))]
+            if bad:
+                return f"history[{i}].results[{j}] has a missing or wrong {', '.join(bad)}"
+    return None
+
+
+def check_state(state: dict[str, Any], tensors: dict[str, Any], where: str, keys: Mapping[str, Check],
+                tensor_keys: Sequence[str]) -> None:
+    """Raise :class:`CheckpointError` naming the first key of a resume state that is missing or malformed.
+
+    ``keys``: the JSON keys the trainer reads (besides :data:`COMMON_KEYS`) and their checks;
+    ``tensor_keys``: the entries its tensors must have.
+    """
+    for key, check in {**COMMON_KEYS, **keys}.items():
+        if key not in state:
+            raise CheckpointError(f"{where} is damaged: it has no {key!r}")
+        if not check(state[key]):
+            raise CheckpointError(f"{where} is damaged: {key}={_short(state[key])} is not allowed")
+    if state["last_eval"] is not None and state["last_eval"] > state["step"]:
+        raise CheckpointError(f"{where} is damaged: last_eval={state['last_eval']} is after step={state['step']}")
+    problem = history_problem(state["history"], state["step"])
+    if problem:
+        raise CheckpointError(f"{where} is damaged: {problem}")
+    missing = [k for k in tensor_keys if k not in tensors]
+    if missing:
+        raise CheckpointError(f"{where} is damaged: its tensors lack {missing}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def load_latest(run: RunDir, trainer: str, keys: Mapping[str, Check] | None = None,
+                tensor_keys: Sequence[str] = ()) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(tensors, JSON state) saved with the run's ``latest.pt``; :class:`CheckpointError` if unusable.
+
+    The state is checked (:func:`check_state`) with the trainer's ``keys`` and ``tensor_keys``, so a
+    damaged or edited file is refused here, in one line, before anything is built from it.
+    """
     where = f"resume state of {str(run.latest)!r}"
     try:
         data = read_attachment(run.latest, STATE)
@@ -73,9 +166,9 @@ def load_latest(run: RunDir, trainer: str) -> tuple[dict[str, Any], dict[str, An
         raise CheckpointError(f"{str(run.latest)!r} holds no resume state (saved by an older version?): the run "
                               f"cannot be resumed; start it again with --overwrite") from None
     try:
-        state = json.loads(data.decode("utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CheckpointError(f"{where} is not valid JSON ({exc})") from None
+        state = jsonio.loads(data, where)
+    except ValueError as exc:
+        raise CheckpointError(str(exc)) from None
     if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
         raise CheckpointError(f"{where} is not a {STATE_FORMAT} record")
     if state.get("trainer") != trainer:
@@ -84,7 +177,19 @@ def load_latest(run: RunDir, trainer: str) -> tuple[dict[str, Any], dict[str, An
     tensors = deserialize_state(read_attachment(run.latest, TENSORS), where)
     if not isinstance(tensors, dict):
         raise CheckpointError(f"{where} does not hold a mapping of tensors")
+    check_state(state, tensors, where, keys or {}, tensor_keys)
     return tensors, state
+
+
+RESTORE_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError, RuntimeError)
+"""What restoring a damaged state into the trainer's objects raises (torch, numpy, the engine's replay)."""
+
+
+def restore_failed(run: RunDir, exc: BaseException) -> CheckpointError:
+    """The one-line error for a resume state that passed :func:`check_state` but does not fit the run."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return CheckpointError(f"resume state of {str(run.latest)!r} does not fit this run ({type(exc).__name__}: "
+                           f"{text[:200]}): it is damaged or from another version; start again with --overwrite")
 
 
 def _resolved(key: str, config: dict[str, Any]) -> Any:

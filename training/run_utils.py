@@ -8,11 +8,15 @@ evaluation opponent over training steps).
 A folder that already holds a run is never silently reused: starting there again needs
 ``--resume`` (continue it) or ``--overwrite`` (delete it and start again), and nothing is
 created before the run has been fully built (:meth:`RunDir.check_can_start`, :meth:`RunDir.create`).
+While a run writes its folder it holds the folder's lock (``run.lock``, :mod:`training.run_lock`):
+``--overwrite`` and ``--resume`` of a folder whose run is still going are refused, naming the
+process that holds it.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +24,15 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from tt_env.cli_checks import output_dir_problem
 from tt_env.engine.rules import Rules
 from tt_env.jsonio import write_json
 
 from .duplicate import DEFAULT_BATCH_SIZE, run_deals
+from .run_lock import LOCK_NAME, RunFolderError, RunInUseError, RunLock
+
+__all__ = ["EvalResult", "RunDir", "RunExistsError", "RunFolderError", "RunInUseError", "TrainingDiverged",
+           "evaluate_agent", "format_results", "plot_learning_curve"]
 
 
 @dataclass
@@ -73,10 +82,6 @@ class TrainingDiverged(RuntimeError):
     """The weights became non-finite during training; the message names the tensor."""
 
 
-class RunFolderError(ValueError):
-    """The run folder cannot be used as asked (it holds a run, or no run to resume); the message says why."""
-
-
 class RunExistsError(RunFolderError):
     """The folder already holds a run, and neither ``--resume`` nor ``--overwrite`` was given."""
 
@@ -95,38 +100,69 @@ class RunDir:
         """Learner environment steps per second of training time (evaluations excluded)."""
         self.stopped_by: int | None = None
         """The signal (SIGINT, SIGTERM) that stopped the run early, or None."""
+        self.lock = RunLock(self.path)
 
     def holds_run(self) -> bool:
         """Whether the folder holds a run (its config or checkpoints)."""
         return (self.path / "config.yaml").exists() or self.checkpoints.exists()
 
+    def _check_writable(self) -> None:
+        problem = output_dir_problem(self.path)
+        if problem:
+            raise RunFolderError(f"run folder {str(self.path)!r} (run_dir/name) cannot be used: {problem}")
+
     def check_can_start(self, overwrite: bool) -> None:
         """Raise :class:`RunFolderError` unless a new run may start here (``overwrite``: replacing a run)."""
+        if os.path.lexists(self.path) and not self.path.is_dir():
+            raise RunFolderError(f"run folder {str(self.path)!r} is a file: choose another name or run_dir")
+        self._check_writable()  # run_dir a file, a folder that cannot be created or written
         if not self.path.exists():
             return
-        if not self.path.is_dir():
-            raise RunFolderError(f"run folder {str(self.path)!r} is a file: choose another name or run_dir")
+        self.lock.check_free("--overwrite would delete its files under it" if overwrite else
+                             "a second run cannot start there")
         if self.holds_run():
             if not overwrite:
                 raise RunExistsError(f"run folder {str(self.path)!r} already holds a run: add --resume to continue "
                                      f"it, or --overwrite to delete it and start again")
-        elif any(self.path.iterdir()):
+        elif any(p.name != LOCK_NAME for p in self.path.iterdir()):
             raise RunFolderError(f"folder {str(self.path)!r} exists and is not a run folder (no config.yaml or "
                                  f"checkpoints/): choose another name or run_dir, or empty it")
 
     def check_can_resume(self) -> None:
-        """Raise :class:`RunFolderError` unless the folder holds a run with ``checkpoints/latest.pt``."""
+        """Raise :class:`RunFolderError` unless the folder holds a run with ``checkpoints/latest.pt`` that no
+        live process is writing."""
+        if os.path.lexists(self.path) and not self.path.is_dir():
+            raise RunFolderError(f"run folder {str(self.path)!r} is a file: choose another name or run_dir")
         if not (self.latest.exists() or self.latest.with_suffix(".json").exists()):
             what = "its run has no checkpoints/latest.pt" if self.holds_run() else "it holds no run"
             raise RunFolderError(f"--resume: nothing to resume in {str(self.path)!r} ({what}); start the run "
                                  f"without --resume (or with --overwrite)")
+        self.lock.check_free("--resume would make a second process write the same run")
+        self._check_writable()
 
     def create(self, overwrite: bool) -> None:
-        """Make the (empty) folder, deleting the run there first when ``overwrite``."""
+        """Make the (empty) folder and take its lock, deleting the run there first when ``overwrite``."""
         self.check_can_start(overwrite)
-        if overwrite and self.path.is_dir() and self.holds_run():
-            shutil.rmtree(self.path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.lock.acquire("--overwrite would delete its files under it" if overwrite else
+                          "a second run cannot start there")
+        if overwrite and self.holds_run():
+            for entry in self.path.iterdir():
+                if entry.name == LOCK_NAME:
+                    continue
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
         self.checkpoints.mkdir(parents=True, exist_ok=True)
+
+    def acquire_for_resume(self) -> None:
+        """Take the folder's lock to continue its run (:class:`RunInUseError` if a live process holds it)."""
+        self.lock.acquire("--resume would make a second process write the same run")
+
+    def release(self) -> None:
+        """Let go of the folder's lock if this object took it (no-op otherwise)."""
+        self.lock.release()
 
     def record_eval(self, step: int, results: Sequence[EvalResult]) -> None:
         """Append one evaluation, rewrite ``eval.json`` and redraw the learning curve."""

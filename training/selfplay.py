@@ -35,8 +35,9 @@ from models.checkpoint import CheckpointError, check_finite, load_checkpoint, sa
 from models.networks import PolicyValueNet, build_network
 from training.config import ConfigError, SelfPlayConfig, config_arg_parser, dump_config, parse_config
 from training.ppo import Buffer, ppo_update
-from training.resume import (FROZEN, StopRequested, StopSignals, check_resumable, default_resume_command,
-                             load_latest, resume_command, rng_from_json, rng_to_json, save_latest)
+from training.resume import (FROZEN, RESTORE_ERRORS, StopRequested, StopSignals, check_resumable,
+                             default_resume_command, is_count, is_dict, load_latest, restore_failed, resume_command,
+                             rng_from_json, rng_to_json, save_latest)
 from training.run_utils import RunDir, RunFolderError, TrainingDiverged, evaluate_agent, format_results
 from tt_env import three_thirteen_v0
 from tt_env.agents import make_agent
@@ -232,6 +233,9 @@ class SelfPlay:
 TRAINER = "training/selfplay.py"
 SELFPLAY_FROZEN = FROZEN + ("num_envs", "opponents")
 """Keys a resumed self-play run keeps: :data:`training.resume.FROZEN`, and what its tables were built from."""
+STATE_KEYS = {"update": is_count, "play": is_dict}
+"""The resume state's own keys (besides ``training.resume.COMMON_KEYS``), checked before it is used."""
+TENSOR_KEYS = ("optimizer", "torch_rng", "update_rng", "pool")
 
 
 def build_net(cfg: SelfPlayConfig, *, init: bool = True) -> PolicyValueNet:
@@ -278,19 +282,27 @@ def train(cfg: SelfPlayConfig, *, resume: bool = False, overwrite: bool = False,
 
     A new run needs an empty (or absent) folder, or ``overwrite``; ``resume`` continues the
     run in the folder from ``checkpoints/latest.pt``, bit for bit as if it had not stopped.
-    Everything is built and checked before anything is written. ``command`` is the resume
+    Everything is built and checked before anything is written; from then on the run holds
+    the folder's lock (``training.run_lock``) until it returns. ``command`` is the resume
     command printed when a signal stops the run.
     """
+    run = RunDir(cfg.run_dir, cfg.name)
+    try:
+        return _train(cfg, run, resume=resume, overwrite=overwrite, command=command)
+    finally:
+        run.release()
+
+
+def _train(cfg: SelfPlayConfig, run: RunDir, *, resume: bool, overwrite: bool, command: str | None) -> RunDir:
     # ---- seeding: one block, everything derived from cfg.seed (a resumed run restores the states)
     torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed + 1)
 
-    run = RunDir(cfg.run_dir, cfg.name)
     if resume:
         run.check_can_resume()
-        tensors, saved = load_latest(run, TRAINER)
+        tensors, saved = load_latest(run, TRAINER, STATE_KEYS, TENSOR_KEYS)
         check_resumable(saved["config"], cfg, SELFPLAY_FROZEN)
     else:
         run.check_can_start(overwrite)
@@ -302,13 +314,18 @@ def train(cfg: SelfPlayConfig, *, resume: bool = False, overwrite: bool = False,
     step, update, next_eval, last_eval = 0, 0, every, None
     if resume:
         latest, _ = load_checkpoint(run.latest, num_players=cfg.num_players, obs_version=OBS_VERSION)
-        net.load_state_dict(latest.state_dict())
-        optimizer.load_state_dict(tensors["optimizer"])
-        play.load_state_dict(saved["play"], tensors)
-        torch.set_rng_state(tensors["torch_rng"])
-        gen.set_state(tensors["update_rng"])
+        try:
+            net.load_state_dict(latest.state_dict())
+            optimizer.load_state_dict(tensors["optimizer"])
+            play.load_state_dict(saved["play"], tensors)
+            torch.set_rng_state(tensors["torch_rng"])
+            gen.set_state(tensors["update_rng"])
+        except CheckpointError:
+            raise
+        except RESTORE_ERRORS as exc:  # passed check_state, but does not fit these objects
+            raise restore_failed(run, exc) from None
         step, update, last_eval = saved["step"], saved["update"], saved["last_eval"]
-        same_every = saved["config"]["eval_every"] == cfg.eval_every
+        same_every = saved["config"].get("eval_every") == cfg.eval_every
         next_eval = saved["next_eval"] if same_every and saved["next_eval"] is not None else (
             every if last_eval is None else last_eval + every)
         run.history = saved["history"]
@@ -328,7 +345,9 @@ def train(cfg: SelfPlayConfig, *, resume: bool = False, overwrite: bool = False,
                                      "update_rng": gen.get_state(), **pool})
 
     # ---- only now, with everything built, touch the disk
-    if not resume:
+    if resume:
+        run.acquire_for_resume()
+    else:
         run.create(overwrite)
     dump_config(cfg, run.path / "config.yaml")
     writer = SummaryWriter(str(run.tb), purge_step=step + 1 if resume else None)

@@ -5,30 +5,134 @@
 
 It re-saves the checkpoint under the agent's name (weights, sidecar with its sha256 and the
 training config), records the results of ``python -m training.evaluate ... --json`` reports in
-which it played first (each opponent seat's mean score difference with its 95% interval) and
-the wall time of its training, and copies the run's learning curve next to it. Add the name to
-``models.agent_loader.SHIPPED`` to load it by name.
+which it played first (each opponent seat's mean score difference with its 95% interval, and
+the agent's own win rate) and the wall time of its training, and copies the run's learning
+curve next to it. Add the name to ``models.agent_loader.SHIPPED`` to load it by name.
+
+Checked before anything is written: the name (``[a-z0-9]+(-[a-z0-9]+)*-v[0-9]+``, such as
+``ppo-2p-v1``: no path separators, so the files stay in ``--out-dir``), that no agent is
+shipped under it yet (``--overwrite`` replaces one; a new version is usually what you want),
+every report (an evaluation report whose first agent is this checkpoint, at its player count)
+and the checkpoint itself. A refusal is one line, exit status 2.
 """
 
 from __future__ import annotations
 
-import json
+import os
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from models.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from tt_env.cli_checks import CommandParser
+from models.checkpoint import CheckpointError, load_checkpoint, read_metadata, save_checkpoint
+from tt_env.cli_checks import CommandParser, output_dir_problem
+from tt_env.jsonio import read_json
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "models" / "checkpoints"
 SUMMARY_FORMAT = "three-thirteen-evaluation/1 summaries"
+REPORT_FORMAT = "three-thirteen-evaluation/1"
+NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*-v[0-9]+")
+MAX_NAME = 64
+MAX_WALL_TIME = 100
 
 
-def summaries(report: dict, source: str) -> list[dict]:
-    """One result per opponent seat of an evaluation ``report`` whose first agent is the one shipped."""
-    if report.get("format") != "three-thirteen-evaluation/1":
-        raise ValueError(f"{source} is not a report of python -m training.evaluate --json")
+class ShipError(ValueError):
+    """The agent cannot be shipped as asked; the message says why."""
+
+
+def check_name(name: str) -> str:
+    """``name`` if it is an agent name (``ppo-2p-v1``), else :class:`ShipError` saying what a name is."""
+    if not isinstance(name, str) or len(name) > MAX_NAME or not NAME.fullmatch(name):
+        raise ShipError(f"agent name {name!r} is not allowed: use lower-case letters and digits in words joined "
+                        f"by '-', ending in a version, such as ppo-2p-v1 (at most {MAX_NAME} characters, no path)")
+    return name
+
+
+def shipped_files(out_dir: Path, name: str) -> list[Path]:
+    """The files shipping ``name`` writes in ``out_dir``: weights, sidecar, learning curve (checked to stay there)."""
+    check_name(name)
+    files = [out_dir / f"{name}.pt", out_dir / f"{name}.json", out_dir / f"{name}.learning_curve.png"]
+    root = os.path.realpath(out_dir)
+    for path in files:
+        if os.path.dirname(os.path.realpath(path)) != root:  # a symlink planted as <name>.pt, say
+            raise ShipError(f"{path} would be written outside --out-dir {out_dir}: refusing")
+    return files
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _interval(value: Any) -> bool:
+    return value is None or (isinstance(value, list) and len(value) == 2 and all(_is_number(v) or v is None
+                                                                                  for v in value))
+
+
+def _check_report(report: Any, source: str) -> None:
+    """Raise :class:`ShipError` naming what makes ``report`` not a usable evaluation report."""
+    where = f"{source} is not a report of python -m training.evaluate --json"
+    if not isinstance(report, dict):
+        raise ShipError(f"{where}: it holds a JSON {type(report).__name__}, not an object")
+    if report.get("format") != REPORT_FORMAT:
+        raise ShipError(f"{where} (its format is {str(report.get('format'))[:60]!r}, not {REPORT_FORMAT!r})")
+    agents, pairs, rules = report.get("agents"), report.get("pairwise"), report.get("rules")
+    if not isinstance(agents, list) or len(agents) < 2:
+        raise ShipError(f"{source}: 'agents' must list two or more agents (the shipped one first)")
+    for i, agent in enumerate(agents):
+        if not (isinstance(agent, dict) and isinstance(agent.get("name"), str) and isinstance(agent.get("spec"), str)
+                and _is_number(agent.get("win_rate")) and _interval(agent.get("win_rate_ci95"))):
+            raise ShipError(f"{source}: agents[{i}] is not an agent's summary (name, spec, win_rate, win_rate_ci95)")
+    names = {a["name"] for a in agents}
+    if not isinstance(pairs, list):
+        raise ShipError(f"{source}: 'pairwise' must be a list of pairs")
+    for i, pair in enumerate(pairs):
+        if not (isinstance(pair, dict) and pair.get("a") in names and pair.get("b") in names
+                and (pair.get("mean_score_diff") is None or _is_number(pair.get("mean_score_diff")))
+                and _interval(pair.get("ci95"))):
+            raise ShipError(f"{source}: pairwise[{i}] is not a pair of its agents (a, b, mean_score_diff, ci95)")
+    if not isinstance(rules, dict) or not isinstance(rules.get("num_players"), int):
+        raise ShipError(f"{source}: 'rules' must hold the game's rules with num_players")
+    for key, low in (("games", 1), ("games_played", 1), ("seed", 0)):
+        if not isinstance(report.get(key), int) or isinstance(report.get(key), bool) or report[key] < low:
+            raise ShipError(f"{source}: {key!r} must be an integer >= {low}")
+
+
+def _first_agent_problem(spec: str, meta: dict[str, Any], checkpoint: str) -> str | None:
+    """Why the report's first agent ``spec`` is not checkpoint ``checkpoint`` (None if it is, or cannot be told)."""
+    from models.agent_loader import CHECKPOINT_DIR as SHIPPED_DIR, SHIPPED
+    from tt_env.agents import list_agents
+
+    if spec in SHIPPED:
+        path = SHIPPED_DIR / SHIPPED[spec]
+    elif spec in list_agents():
+        return f"its first agent is {spec!r}, not the checkpoint shipped (it must play first)"
+    else:
+        path = Path(spec)
+    try:
+        other = read_metadata(path)
+    except (CheckpointError, OSError):
+        return None  # evaluated elsewhere, or since removed: the report's own claim stands
+    if other.get("weights_sha256") != meta.get("weights_sha256"):
+        return f"its first agent {spec!r} has other weights than {checkpoint}"
+    return None
+
+
+def summaries(report: Any, source: str, meta: dict[str, Any] | None = None, checkpoint: str = "") -> list[dict]:
+    """One result per opponent seat of an evaluation ``report`` whose first agent is the one shipped.
+
+    ``meta`` (the shipped checkpoint's sidecar) checks that the report is of it: the same player
+    count, and a first agent with its weights. ``win_rate`` is the shipped agent's own.
+    """
+    _check_report(report, source)
     first = report["agents"][0]
+    if meta is not None:
+        if report["rules"]["num_players"] != meta["num_players"]:
+            raise ShipError(f"{source} is a {report['rules']['num_players']}-player evaluation, but {checkpoint} "
+                            f"plays {meta['num_players']} players")
+        problem = _first_agent_problem(first["spec"], meta, checkpoint)
+        if problem:
+            raise ShipError(f"{source}: {problem}")
     agents = {a["name"]: a for a in report["agents"]}
     out = []
     for pair in report["pairwise"]:
@@ -38,24 +142,51 @@ def summaries(report: dict, source: str) -> list[dict]:
                     "games": report["games"], "games_played": report["games_played"], "seed": report["seed"],
                     "score_diff": pair["mean_score_diff"], "ci95": pair["ci95"], "win_rate": first["win_rate"],
                     "win_rate_ci95": first["win_rate_ci95"]})
+    if not out:
+        raise ShipError(f"{source}: no pair has the first agent {first['name']!r} against another")
     return out
 
 
-def ship(source: str, name: str, evaluations: Sequence[str], wall_time: str, out_dir: Path = CHECKPOINT_DIR) -> Path:
-    """Write ``out_dir/<name>.pt`` from checkpoint ``source``; returns its path."""
+def ship(source: str, name: str, evaluations: Sequence[str], wall_time: str, out_dir: Path = CHECKPOINT_DIR,
+         overwrite: bool = False) -> Path:
+    """Write ``out_dir/<name>.pt`` from checkpoint ``source``; returns its path.
+
+    Everything is checked first (module docstring): :class:`ShipError` or :class:`CheckpointError`
+    before any file is written.
+    """
+    out_dir = Path(out_dir)
+    target, sidecar, curve_target = shipped_files(out_dir, name)
+    if not overwrite and any(os.path.lexists(p) for p in (target, sidecar)):
+        raise ShipError(f"an agent is already shipped as {name!r} ({target}): give --overwrite to replace it, "
+                        f"or ship this one under a new version")
+    if not isinstance(wall_time, str) or not wall_time.strip() or len(wall_time) > MAX_WALL_TIME \
+            or not wall_time.isprintable():
+        raise ShipError(f"--wall-time {wall_time!r} is not allowed: give the training's wall time as a short line "
+                        f"of text, such as '4 min 43 s'")
+    problem = output_dir_problem(out_dir)
+    if problem:
+        raise ShipError(f"--out-dir {out_dir}: {problem}")
     net, meta = load_checkpoint(source)
     results = []
     for path in evaluations:
-        results += summaries(json.loads(Path(path).read_text()), path)
+        try:
+            report = read_json(path)
+        except ValueError as exc:
+            raise ShipError(f"evaluation report {exc}") from None
+        results += summaries(report, path, meta, source)
     extra = dict(meta.get("extra") or {})
     extra.update({"source_checkpoint": source, "training_wall_time": wall_time})
-    target = save_checkpoint(out_dir / f"{name}.pt", net, obs_version=meta["obs_version"], rules=meta["rules"],
-                             training_steps=meta["training_steps"],
-                             evaluation={"format": SUMMARY_FORMAT, "agent": f"{name} (argmax)", "results": results},
-                             extra=extra)
+    save_checkpoint(target, net, obs_version=meta["obs_version"], rules=meta["rules"],
+                    training_steps=meta["training_steps"],
+                    evaluation={"format": SUMMARY_FORMAT, "agent": f"{name} (argmax)", "results": results},
+                    extra=extra)
     curve = Path(source).resolve().parent.parent / "learning_curve.png"
     if curve.is_file():
-        shutil.copyfile(curve, out_dir / f"{name}.learning_curve.png")
+        tmp = curve_target.with_name(curve_target.name + ".tmp")
+        shutil.copyfile(curve, tmp)
+        os.replace(tmp, curve_target)
+    elif os.path.lexists(curve_target):
+        curve_target.unlink()  # the replaced agent's curve is not this one's
     return target
 
 
@@ -67,9 +198,11 @@ def main(argv: Sequence[str] | None = None) -> Path:
                         help="reports of python -m training.evaluate --json in which it played first")
     parser.add_argument("--wall-time", required=True, help="wall time of its training, as text (e.g. 4m30s)")
     parser.add_argument("--out-dir", default=str(CHECKPOINT_DIR), help="where to write (default models/checkpoints)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an agent already shipped under the name")
     args = parser.parse_args(argv)
     try:
-        path = ship(args.checkpoint, args.name, args.evaluation, args.wall_time, Path(args.out_dir))
+        path = ship(args.checkpoint, args.name, args.evaluation, args.wall_time, Path(args.out_dir),
+                    overwrite=args.overwrite)
     except (CheckpointError, ValueError, OSError, KeyError) as exc:
         parser.error(str(exc))
     print(f"shipped {path}")

@@ -18,7 +18,8 @@ to restart it and carry on, possibly sampling nothing), and an iteration that sa
 an error. Every ``export_every`` iterations and at the end, the policy is exported to our
 checkpoint format: ``OUT/iter_NNNNNN.pt`` and ``OUT/final.pt``, each with its ``.json``.
 
-Files: ``OUT/config.yaml``; ``OUT/metrics.jsonl``, one line per iteration (sampled env steps,
+Files: ``OUT/run.lock`` while the run lives (``training.run_lock``: a second run into the same
+folder is refused meanwhile); ``OUT/config.yaml``; ``OUT/metrics.jsonl``, one line per iteration (sampled env steps,
 seconds, steps per second, episodes ended, mean episode length, and the mean return summed over
 the seats the shared policy held, which is 0 in zero-sum self-play); the checkpoints;
 ``OUT/rllib/`` (RLlib's log folder, instead of ``~/ray_results``) and, for a local Ray,
@@ -39,8 +40,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.config import ConfigError, config_arg_parser, dump_config, load_config
+from training.config import (MAX_ROLLOUT, RUN_NAME, ConfigError, check_network_size, config_arg_parser, dump_config,
+                             load_config)
+from training.run_lock import RunFolderError, RunLock
 from tt_env import jsonio
+from tt_env.cli_checks import output_dir_problem
 from tt_env.engine.rules import Rules
 
 MAX_TEMP_DIR_LEN = 40  # Ray's socket paths (temp dir + ~65 chars) must fit in 107 characters
@@ -96,22 +100,24 @@ class RLlibConfig:
 
     def validate(self) -> None:
         checks = [
-            (self.name and "/" not in self.name, "name", "a non-empty name without '/'"),
+            (isinstance(self.name, str) and RUN_NAME.match(self.name) and len(self.name) <= 100, "name",
+             "a folder name of letters, digits, '.', '_' and '-' that does not start with '.' (it is created "
+             "inside run_dir)"),
             (2 <= self.num_players <= 8, "num_players", "an int from 2 to 8"),
             (self.reward_mode in ("relative", "penalty", "win"), "reward_mode",
              "one of ['relative', 'penalty', 'win']"),
-            (self.iterations >= 1, "iterations", "an int >= 1"),
-            (self.env_runners >= 0, "env_runners", "an int >= 0"),
-            (self.num_envs >= 1, "num_envs", "an int >= 1"),
-            (self.num_cpus is None or self.num_cpus >= 1, "num_cpus", "an int >= 1 or null"),
+            (1 <= self.iterations <= 10 ** 7, "iterations", "an int from 1 to 10000000"),
+            (0 <= self.env_runners <= 1024, "env_runners", "an int from 0 to 1024"),
+            (1 <= self.num_envs <= 1024, "num_envs", "an int from 1 to 1024"),
+            (self.num_cpus is None or 1 <= self.num_cpus <= 4096, "num_cpus", "an int from 1 to 4096 or null"),
             (self.export_every >= 0, "export_every", "an int >= 0"),
             (0 <= self.opponent_mix <= 1, "opponent_mix", "a float in [0, 1]"),
             (self.opponent_mix == 0 or bool(self.opponents), "opponents", "a non-empty list of agents"),
-            (self.train_batch_size >= 1, "train_batch_size", "an int >= 1"),
+            (1 <= self.train_batch_size <= MAX_ROLLOUT, "train_batch_size", f"an int from 1 to {MAX_ROLLOUT}"),
             (1 <= self.minibatch_size <= self.train_batch_size, "minibatch_size",
              "an int from 1 to train_batch_size"),
-            (self.update_epochs >= 1, "update_epochs", "an int >= 1"),
-            (self.torch_threads >= 1, "torch_threads", "an int >= 1"),
+            (1 <= self.update_epochs <= 10_000, "update_epochs", "an int from 1 to 10000"),
+            (1 <= self.torch_threads <= 1024, "torch_threads", "an int from 1 to 1024"),
             (self.learning_rate > 0, "learning_rate", "a float > 0"),
             (0 < self.gamma <= 1, "gamma", "a float in (0, 1]"),
             (0 <= self.gae_lambda <= 1, "gae_lambda", "a float in [0, 1]"),
@@ -124,6 +130,9 @@ class RLlibConfig:
 
         if self.network not in NETWORKS:
             raise ConfigError(f"network={self.network!r} is not allowed: use one of {sorted(NETWORKS)}")
+        if "num_players" in self.network_kwargs:
+            raise ConfigError("network_kwargs: set num_players at the top level, not in network_kwargs")
+        check_network_size(self.network, {"num_players": self.num_players, **self.network_kwargs}, "network_kwargs")
         try:
             self.train_rules()
         except ConfigError:
@@ -260,13 +269,31 @@ def _number(x: Any) -> float | None:
 
 
 def train(cfg: RLlibConfig) -> dict[str, Any]:
-    """Run ``cfg.iterations`` PPO iterations and export; returns a summary (steps, times, paths)."""
-    import ray
+    """Run ``cfg.iterations`` PPO iterations and export; returns a summary (steps, times, paths).
+
+    The run holds its folder's lock (``training.run_lock``) throughout: a second run into the
+    same folder while this one lives is refused, naming this one.
+    """
     import torch
 
     torch.set_num_threads(cfg.torch_threads)
     run_path = cfg.run_path
+    lock = RunLock(run_path)
+    lock.check_free("a second run would write the same files")
+    problem = output_dir_problem(run_path)
+    if problem:
+        raise RunFolderError(f"run folder {str(run_path)!r} cannot be used: {problem}")
     run_path.mkdir(parents=True, exist_ok=True)
+    lock.acquire("a second run would write the same files")
+    try:
+        return _train(cfg, run_path)
+    finally:
+        lock.release()
+
+
+def _train(cfg: RLlibConfig, run_path: Path) -> dict[str, Any]:
+    import ray
+
     dump_config(cfg, run_path / "config.yaml")
     started_ray = start_ray(cfg, run_path)
     summary: dict[str, Any] = {"iterations": [], "env_steps": 0}
@@ -321,9 +348,9 @@ def main(argv: list[str] | None = None) -> None:
             overrides.append(f"{key}={json.dumps(value)}")
     try:
         cfg = load_config(RLlibConfig, args.config, overrides)
-    except ConfigError as exc:
+        train(cfg)
+    except (ConfigError, RunFolderError) as exc:
         parser.error(str(exc))
-    train(cfg)
 
 
 if __name__ == "__main__":

@@ -37,15 +37,19 @@ import tt_env  # noqa: F401  (registers the environment id)
 from models.agent_loader import CheckpointAgent
 from models.checkpoint import CheckpointError, save_checkpoint
 from models.networks import MLPPolicy
+from models.sb3_zip import mlp_state_from_sb3
 from training.config import ConfigError, SB3Config, config_arg_parser, dump_config, parse_config
-from training.resume import (StopRequested, StopSignals, check_resumable, default_resume_command,
-                             load_latest, resume_command, save_latest)
+from training.resume import (RESTORE_ERRORS, StopRequested, StopSignals, check_resumable, default_resume_command,
+                             is_count, is_dict, is_list, load_latest, restore_failed, resume_command, save_latest)
 from training.run_utils import RunDir, RunFolderError, evaluate_agent, format_results
 from tt_env.cli_checks import command_name
 from tt_env.observation import OBS_VERSION
 
 TRAINER = "training/train_sb3.py"
 TB_NAME = "ppo"
+STATE_KEYS = {"n_updates": is_count, "episode_num": is_count, "np_rng": is_dict, "py_rng": is_list}
+"""The resume state's own keys (besides ``training.resume.COMMON_KEYS``), checked before it is used."""
+TENSOR_KEYS = ("policy", "optimizer", "torch_rng")
 
 
 # ======================================================================== environments
@@ -69,16 +73,7 @@ def make_env(cfg: SB3Config, index: int, seed: int, in_subprocess: bool = False)
 def to_mlp_policy(model: MaskablePPO, cfg: SB3Config) -> MLPPolicy:
     """Copy the SB3 policy into an :class:`MLPPolicy` (identical layers, identical outputs)."""
     net = MLPPolicy(cfg.num_players, hidden_sizes=cfg.hidden_sizes)
-    sb3 = model.policy.state_dict()
-    ours = {}
-    depth = len(cfg.hidden_sizes)
-    for head, src, out in (("actor", "policy_net", "action_net"), ("critic", "value_net", "value_net")):
-        for i in range(depth):
-            for p in ("weight", "bias"):
-                ours[f"{head}.{2 * i}.{p}"] = sb3[f"mlp_extractor.{src}.{2 * i}.{p}"]
-        for p in ("weight", "bias"):
-            ours[f"{head}.{2 * depth}.{p}"] = sb3[f"{out}.{p}"]
-    net.load_state_dict(ours)
+    net.load_state_dict(mlp_state_from_sb3(model.policy.state_dict(), len(cfg.hidden_sizes)))
     return net.eval()
 
 
@@ -171,15 +166,25 @@ def _restore(model: MaskablePPO, tensors: dict, saved: dict) -> None:
 
 # ======================================================================== run
 def train(cfg: SB3Config, *, resume: bool = False, overwrite: bool = False, command: str | None = None) -> RunDir:
-    """Train MaskablePPO as configured (``resume``: continue the run in its folder); returns the run directory."""
-    torch.set_num_threads(cfg.torch_threads)
+    """Train MaskablePPO as configured (``resume``: continue the run in its folder); returns the run directory.
+
+    From the first write on, the run holds its folder's lock (``training.run_lock``) until it returns.
+    """
     run = RunDir(cfg.run_dir, cfg.name)
+    try:
+        return _train(cfg, run, resume=resume, overwrite=overwrite, command=command)
+    finally:
+        run.release()
+
+
+def _train(cfg: SB3Config, run: RunDir, *, resume: bool, overwrite: bool, command: str | None) -> RunDir:
+    torch.set_num_threads(cfg.torch_threads)
     if resume:
         run.check_can_resume()
-        tensors, saved = load_latest(run, TRAINER)
+        tensors, saved = load_latest(run, TRAINER, STATE_KEYS, TENSOR_KEYS)
         check_resumable(saved["config"], cfg)
         step, last_eval = saved["step"], saved["last_eval"]
-        same_every = saved["config"]["eval_every"] == cfg.eval_every and saved["next_eval"] is not None
+        same_every = saved["config"].get("eval_every") == cfg.eval_every and saved["next_eval"] is not None
         every = cfg.eval_every or float("inf")
         next_eval = saved["next_eval"] if same_every else (every if last_eval is None else last_eval + every)
         env_seed = int(np.random.SeedSequence([cfg.seed, step]).generate_state(1)[0] % 2 ** 31)
@@ -198,13 +203,17 @@ def train(cfg: SB3Config, *, resume: bool = False, overwrite: bool = False, comm
             policy_kwargs={"net_arch": {"pi": list(cfg.hidden_sizes), "vf": list(cfg.hidden_sizes)},
                            "activation_fn": torch.nn.Tanh})
         if resume:
-            _restore(model, tensors, saved)
+            try:
+                _restore(model, tensors, saved)
+            except RESTORE_ERRORS as exc:  # passed check_state, but does not fit the model
+                raise restore_failed(run, exc) from None
             run.history = saved["history"]
         with StopSignals() as signals:
             callback = RunCallback(cfg, run, signals, {"step": step, "next_eval": next_eval, "last_eval": last_eval})
             callback.model = model  # learn() initialises the rest; saving needs only the model
             # ---- only now, with everything built, touch the disk
             if resume:
+                run.acquire_for_resume()
                 run.write_history()
                 SummaryWriter(str(run.tb / f"{TB_NAME}_1"), purge_step=step + 1).close()  # drop steps after the save
             else:

@@ -14,11 +14,14 @@ at once, in one line (exit status 2), not after twenty minutes of games.
   for times and rates that may be tiny or large (``ms/move``, ``games/s``).
 - Output paths: :func:`output_file_problem` and :func:`output_dir_problem` return what is wrong
   with a path (``None`` when it can be written; the text reads after ``"--json PATH: "``). They
-  create nothing: they find the nearest folder that exists above the path and check that it is
-  a folder the user may write in, so a folder that would have to be created below a file, a
-  file where a folder should be, or a folder without write permission is found before the run,
-  and nothing is left behind when the run is refused. (As root, ``os.access`` allows nearly
-  everything: the permission check then only catches read-only file systems.)
+  find the nearest folder that exists above the path and check that it is a folder the user
+  may write in and search (``os.access`` with ``W_OK | X_OK``: a folder of mode ``0o200`` can be
+  written but not searched, and no file can be created in it), then really create a file
+  there and remove it at once. So a folder that would have to be created below a file, a file
+  where a folder should be, a folder without permission, and a place where the kernel refuses
+  new files whatever the permission bits say (``/proc``, ``/sys``, a read-only file system: as
+  root, ``os.access`` allows nearly everything) are all found before the run, and nothing is
+  left behind when the run is refused.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import argparse
 import contextlib
 import math
 import os
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
@@ -218,17 +222,35 @@ def _nearest_existing(path: Path) -> Path:
     return path
 
 
+PROBE_PREFIX = ".tt-write-check-"
+"""Prefix of the empty file :func:`_folder_problem` creates and removes to see that files can be made."""
+
+
 def _folder_problem(folder: Path) -> str | None:
-    """What keeps files from being created in ``folder`` (which exists), or ``None``."""
+    """What keeps files from being created in ``folder`` (which exists), or ``None``.
+
+    A folder needs both write and search (execute) permission for a file to be created in it;
+    then a file is really created and removed, which also catches what the permission bits do
+    not show (``/proc``, a read-only mount, root's view of ``os.access``).
+    """
     if not folder.is_dir():
         return f"{folder} is a file, not a folder"
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"no permission to write in {folder}"
+    try:
+        fd, probe = tempfile.mkstemp(prefix=PROBE_PREFIX, dir=folder)
+    except OSError as exc:
+        return f"cannot create files in {folder} ({exc.strerror or exc})"
+    os.close(fd)
+    try:
+        os.unlink(probe)
+    except OSError:  # pragma: no cover - created but not removable: leave it, the folder is writable
+        pass
     return None
 
 
 def output_file_problem(path: str | os.PathLike, suffixes: Sequence[str] = ()) -> str | None:
-    """Why a file cannot be written at ``path`` (``None`` if it can), creating nothing.
+    """Why a file cannot be written at ``path`` (``None`` if it can), leaving nothing behind.
 
     Refused: an existing folder (a plotting library would write ``DIR.png`` beside it), a name
     without one of ``suffixes`` (when given, lower case with the dot, such as ``(".gif",)``), an
@@ -252,7 +274,7 @@ def output_file_problem(path: str | os.PathLike, suffixes: Sequence[str] = ()) -
 
 
 def output_dir_problem(path: str | os.PathLike) -> str | None:
-    """Why files cannot be written into the folder ``path`` (``None`` if they can), creating nothing."""
+    """Why files cannot be written into the folder ``path`` (``None`` if they can), leaving nothing behind."""
     target = _absolute(path)
     if os.path.lexists(target) and not target.is_dir():
         return "it is a file, not a folder"

@@ -5,6 +5,13 @@ Python's ``json`` writes ``NaN`` and ``Infinity`` by default, which are not JSON
 value is unknown or undefined, e.g. an interval over one deal) and the encoder runs with
 ``allow_nan=False``, so nothing non-finite can slip through. Files are written atomically
 (a temporary file beside the target, then ``os.replace``), so a reader never sees half of one.
+
+JSON in: :func:`loads` and :func:`read_json` read files that may be damaged or hostile (a
+checkpoint's sidecar, a resume state, an evaluation report) and raise ``ValueError`` with one
+line for anything that is not JSON, including what Python's reader raises otherwise:
+``RecursionError`` for nesting too deep, a ``ValueError`` for an integer of too many digits,
+``UnicodeDecodeError`` for bytes that are not UTF-8. :func:`read_json` also refuses a file
+larger than its limit before reading it.
 """
 
 from __future__ import annotations
@@ -30,8 +37,50 @@ def to_strict(value: Any) -> Any:
 
 
 def dumps(value: Any, **kwargs: Any) -> str:
-    """Strict JSON text of ``value`` (non-finite floats as ``null``)."""
-    return json.dumps(to_strict(value), allow_nan=False, **kwargs)
+    """Strict JSON text of ``value`` (non-finite floats as ``null``); ``ValueError`` if nested too deeply."""
+    try:
+        return json.dumps(to_strict(value), allow_nan=False, **kwargs)
+    except RecursionError:
+        raise ValueError("the value is nested too deeply to be written as JSON") from None
+
+
+MAX_JSON_BYTES = 1 << 24
+"""Default size limit of :func:`read_json` (16 MiB; the package's own files are far smaller)."""
+
+
+def loads(data: str | bytes, where: str) -> Any:
+    """The JSON value of ``data``; ``ValueError`` naming ``where`` for anything that is not JSON."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{where} is not usable JSON: it is nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{where} is not valid JSON: it is not UTF-8 text ({exc.reason} at byte "
+                         f"{exc.start})") from None
+    except ValueError as exc:  # json.JSONDecodeError, or an integer of too many digits
+        raise ValueError(f"{where} is not valid JSON ({str(exc).splitlines()[0]})") from None
+
+
+def read_json(path: str | os.PathLike, where: str | None = None, limit: int = MAX_JSON_BYTES) -> Any:
+    """The JSON value of the file ``path``: :func:`loads`, after refusing a file over ``limit`` bytes.
+
+    ``OSError`` (missing, unreadable) is turned into ``ValueError`` too, so a caller catches one type.
+    """
+    path = Path(path)
+    where = where or f"{str(path)!r}"
+    try:
+        size = path.stat().st_size
+        if path.is_dir():
+            raise ValueError(f"{where} is a folder, not a JSON file")
+        if not path.is_file():  # a FIFO or a device: reading it could block or never end
+            raise ValueError(f"{where} is not a regular file")
+        if size > limit:
+            raise ValueError(f"{where} is {size} bytes, over the {limit} bytes allowed")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{where} cannot be read ({exc.strerror or exc})") from None
+    return loads(data, where)
 
 
 def write_json(path: str | os.PathLike, value: Any, *, indent: int | None = 2) -> Path:

@@ -89,7 +89,7 @@ def make_agent(spec: str | Agent, rules: Rules | None = None, **options: Any) ->
         return factory(rules, **options)
     if _TRAINED_PROBLEM and spec in _shipped_names():
         raise MissingDependencyError(f"agent {spec!r} (a trained network) {_TRAINED_PROBLEM[0]}", name="torch")
-    if os.path.exists(spec) or spec.endswith((".pt", ".safetensors")):
+    if os.path.exists(spec) or spec.endswith((".pt", ".safetensors", ".zip")):
         if not os.path.exists(spec):
             raise FileNotFoundError(f"checkpoint {spec!r} does not exist")
         if not _CHECKPOINT_LOADERS:

@@ -1,0 +1,209 @@
+"""Mutation testing with mutmut, one module at a time (not part of CI: hours on 2 shared cores).
+
+    pip install "mutmut>=3.8"                         # the mutation extra: pip install -e ".[mutation]"
+    python benchmarks/mutation.py training/ship.py    # one module (its tests are listed in MODULES)
+    python benchmarks/mutation.py --all               # every module of MODULES, one after the other
+    python benchmarks/mutation.py training/ship.py --survivors   # then: the diff of every surviving mutant
+    python benchmarks/mutation.py training/ship.py --after       # after adding tests: rerun the survivors
+
+mutmut changes one thing at a time in the module (an operator, a constant, a string, a removed
+call or argument) and runs the tests that cover the changed function; a mutant is *killed* when
+a test fails. The score is killed / (killed + survived); mutants no test reaches count as
+survived too (mutmut's "no tests"). Each module is mutated in its own scratch copy of this
+checkout (``--work``, default ``/tmp/tt-mutation-training/<module>``: the tracked files and the built C
+solver), so the checkout is never changed, and only the test files listed for the module run,
+under ``nice -n 10`` with one worker (``--workers``). The summary of each run is written to
+``<work>/<module>/summary.json``; ``docs/MUTATION.md`` has the scores and what survived.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULES: dict[str, list[str]] = {
+    "training/ship.py": ["tests/test_ship.py"],
+    "training/config.py": ["tests/test_config.py"],
+    "training/resume.py": ["tests/test_resume.py", "tests/test_resume_state.py"],
+    "training/run_utils.py": ["tests/test_resume.py", "tests/test_run_lock.py", "tests/test_resume_state.py"],
+    "training/run_lock.py": ["tests/test_run_lock.py"],
+    "training/leaderboard.py": ["tests/test_leaderboard.py", "tests/test_oracle_pipeline.py"],
+    "models/checkpoint.py": ["tests/test_checkpoint.py", "tests/test_checkpoint_atomic.py"],
+    "models/sb3_zip.py": ["tests/test_sb3_zip.py"],
+    "tt_env/jsonio.py": ["tests/test_jsonio.py", "tests/test_strict_json_outputs.py"],
+    "tt_env/cli_checks.py": ["tests/test_cli_checks.py", "tests/test_evaluate_cli.py"],
+}
+"""Module -> the test files that cover it (only these run for its mutants)."""
+PACKAGES = ["tt_env", "models", "training"]
+
+
+def copy_checkout(dest: Path, rev: str | None = None, *, fresh: bool = True) -> None:
+    """The files of commit ``rev`` (None: the checkout's tracked files as they are now) and the
+    built C solver, in ``dest`` (emptied first when ``fresh``; mutmut's ``mutants/`` is kept otherwise)."""
+    if fresh and dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    if rev is not None:
+        archive = subprocess.run(["git", "archive", rev], cwd=ROOT, check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    else:
+        files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True).stdout
+        for name in files.decode().split("\0"):
+            if name and (ROOT / name).is_file():
+                (dest / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / name, dest / name)
+    for built in (ROOT / "tt_env" / "engine").glob("*.so"):
+        shutil.copy2(built, dest / "tt_env" / "engine" / built.name)
+
+
+SKIPPED_LINES = [r"^\s*raise\b", r"^\s*parser\.(error|exit)\(", r"^\s*(except|finally)\b.*#\s*pragma: no cover"]
+"""Statements not mutated: the wording of errors (``raise ...``, ``parser.error``), which the
+tests check where the wording is the point (one line, naming the value); mutating the words
+of every message would double the mutants and the hours. The conditions that raise are mutated."""
+
+
+def setup_cfg(module: str, tests: list[str]) -> str:
+    lines = ["[mutmut]", "source_paths=", *[f"    {p}" for p in PACKAGES], "only_mutate=", f"    {module}",
+             "also_copy=", "    configs", "    README.md", "    setup.py", "    benchmarks",
+             "do_not_mutate_patterns=", *[f"    {p}" for p in SKIPPED_LINES],
+             "pytest_add_cli_args_test_selection=", *[f"    {t}" for t in tests],
+             "pytest_add_cli_args=", "    -p", "    no:cacheprovider", "    -q", ""]
+    return "\n".join(lines)
+
+
+def _folder(work: Path, module: str) -> Path:
+    return work / module.replace("/", "_").removesuffix(".py")
+
+
+def _mutmut(dest: Path, *args: str, log: Path | None = None) -> str:
+    # the mutated copy's packages, also in the subprocesses some tests start (they inherit the mutant's name)
+    env = {**os.environ, "PYTHONPATH": str(dest / "mutants")}
+    command = [sys.executable, "-m", "mutmut", *args]
+    if log is None:
+        return subprocess.run(command, cwd=dest, env=env, capture_output=True, text=True).stdout
+    with open(log, "a") as f:
+        subprocess.run(["nice", "-n", "10", *command], cwd=dest, env=env, stdout=f, stderr=subprocess.STDOUT)
+    return ""
+
+
+def _statuses(dest: Path) -> dict[str, str]:
+    """Every mutant's name and status (``killed``, ``survived``, ``no tests``, ``timeout``, ``not checked``...)."""
+    out = {}
+    for line in _mutmut(dest, "results", "--all", "true").splitlines():
+        name, _, status = line.strip().partition(": ")
+        if status:
+            out[name] = status
+    return out
+
+
+def _summary(module: str, dest: Path, name: str) -> dict:
+    """Counts over the mutants of the run (the sample, when there is one) and the score."""
+    statuses = _statuses(dest)
+    sample = dest / "sample.txt"
+    chosen = sample.read_text().split() if sample.exists() else sorted(statuses)
+    counts: dict[str, int] = {}
+    for mutant in chosen:
+        counts[statuses.get(mutant, "gone")] = counts.get(statuses.get(mutant, "gone"), 0) + 1
+    killed, survived, untested = counts.get("killed", 0), counts.get("survived", 0), counts.get("no tests", 0)
+    scored = killed + survived + untested
+    summary = {"module": module, "tests": MODULES[module], "mutants": len(statuses), "run": len(chosen),
+               "counts": counts, "killed": killed, "survived": survived, "no_tests": untested,
+               "score": round(killed / scored, 3) if scored else None,
+               "survivors": [m for m in chosen if statuses.get(m) in ("survived", "no tests")]}
+    (dest / name).write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def _run_names(dest: Path, names: list[str], workers: int, log: Path) -> None:
+    for start in range(0, len(names), 50):
+        _mutmut(dest, "run", "--max-children", str(workers), *names[start:start + 50], log=log)
+
+
+def run_module(module: str, work: Path, workers: int, rev: str | None = None, sample: int = 0,
+               seed: int = 0) -> dict:
+    """Mutate ``module`` in a fresh scratch copy (of commit ``rev``, or of the checkout); returns the summary.
+
+    ``sample``: run only that many of its mutants, drawn at random with ``seed`` (0: all of them).
+    """
+    dest = _folder(work, module)
+    copy_checkout(dest, rev)
+    (dest / "setup.cfg").write_text(setup_cfg(module, MODULES[module]))
+    log = dest / "mutmut-run.log"
+    if not sample:
+        _mutmut(dest, "run", "--max-children", str(workers), log=log)
+        return _summary(module, dest, "summary.json")
+    _mutmut(dest, "run", "--max-children", str(workers), "no.such.mutant", log=log)  # generates them, runs none
+    names = sorted(_statuses(dest))
+    chosen = sorted(random.Random(seed).sample(names, min(sample, len(names))))
+    (dest / "sample.txt").write_text("\n".join(chosen) + "\n")
+    _run_names(dest, chosen, workers, log)
+    return _summary(module, dest, "summary.json")
+
+
+def rerun_module(module: str, work: Path, workers: int) -> dict:
+    """After new tests: the checkout's files over an earlier run's copy, the mutants of changed code run,
+    and every earlier survivor run again with the tests as they are now (killed mutants stay killed)."""
+    dest = _folder(work, module)
+    before = json.loads((dest / "summary.json").read_text())
+    copy_checkout(dest, None, fresh=False)
+    (dest / "setup.cfg").write_text(setup_cfg(module, MODULES[module]))
+    (dest / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)  # map the new tests to the functions
+    if not (dest / "sample.txt").exists():
+        _mutmut(dest, "run", "--max-children", str(workers), log=dest / "mutmut-rerun.log")  # changed code's mutants
+    present = _statuses(dest)
+    _run_names(dest, [n for n in before["survivors"] if n in present], workers, dest / "mutmut-rerun.log")
+    sample = dest / "sample.txt"
+    if sample.exists():  # mutants of changed code get new names: the sample keeps its size over what exists now
+        chosen = [n for n in sample.read_text().split() if n in present]
+        sample.write_text("\n".join(chosen) + "\n")
+    return _summary(module, dest, "summary_after.json")
+
+
+def show_survivors(module: str, work: Path) -> None:
+    dest = _folder(work, module)
+    latest = dest / "summary_after.json" if (dest / "summary_after.json").exists() else dest / "summary.json"
+    for line in json.loads(latest.read_text())["survivors"]:
+        print(f"== {line}\n{_mutmut(dest, 'show', line.split(':')[0])}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="*", help=f"modules to mutate, of {sorted(MODULES)}")
+    parser.add_argument("--all", action="store_true", help="every module of MODULES")
+    parser.add_argument("--work", default="/tmp/tt-mutation-training",
+                        help="scratch folder (default /tmp/tt-mutation-training)")
+    parser.add_argument("--workers", type=int, default=1, help="mutmut's parallel test runs (default 1)")
+    parser.add_argument("--survivors", action="store_true", help="print the surviving mutants of an earlier run")
+    parser.add_argument("--rev", help="mutate the files of this commit (default: the checkout as it is)")
+    parser.add_argument("--sample", type=int, default=0, metavar="N",
+                        help="run N mutants drawn at random (--seed) instead of all of them (default: all)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
+    parser.add_argument("--after", action="store_true",
+                        help="rerun an earlier run's survivors (and changed code) with the checkout's tests now")
+    args = parser.parse_args(argv)
+    modules = sorted(MODULES) if args.all else args.modules
+    unknown = [m for m in modules if m not in MODULES]
+    if unknown or not modules:
+        parser.error(f"give modules of {sorted(MODULES)} (or --all); unknown: {unknown}")
+    work = Path(args.work)
+    for module in modules:
+        if args.survivors:
+            show_survivors(module, work)
+            continue
+        if args.after:
+            s = rerun_module(module, work, args.workers)
+        else:
+            s = run_module(module, work, args.workers, args.rev, args.sample, args.seed)
+        print(f"{module}: {s['killed']} killed, {s['survived']} survived, {s['no_tests']} without tests of "
+              f"{s['run']} run ({s['mutants']} mutants; {s['counts']}): score {s['score']}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""``python -m training.imitate`` refuses bad oracle files and oversized networks in one line (issue 19)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from training import imitate
+from tt_env.engine.rules import Rules
+
+
+def oracle(path, meta="__rules__", drop=()):
+    arrays = {"obs": np.zeros((4, 294), np.float32), "mask": np.ones((4, 54), np.int8),
+              "cands": np.zeros((4, 3), np.int64), "q": np.zeros((4, 3), np.float32),
+              "round": np.ones(4, np.int64), "phase": np.zeros(4, np.int64),
+              "meta": np.array(json.dumps({"rules": Rules().to_dict()}) if meta == "__rules__" else meta)}
+    np.savez(path, **{k: v for k, v in arrays.items() if k not in drop})
+    return path
+
+
+def refused(capsys, argv) -> str:
+    with pytest.raises(SystemExit) as info:
+        imitate.main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "Traceback" not in err
+    return err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"drop": ("q",)}, "lacks the array(s) ['q']"),
+    ({"meta": "[" * 100000}, "nested too deeply"),
+    ({"meta": "[1]"}, "holds no rules"),
+    ({"meta": "{"}, "is not valid JSON"),
+])
+def test_bad_oracle_files_are_refused(tmp_path, capsys, kwargs, message):
+    path = oracle(tmp_path / "o.npz", **kwargs)
+    assert message in refused(capsys, ["--data", str(path), "--out", str(tmp_path / "x.pt")])
+
+
+def test_network_sizes_are_bounded_before_training(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(imitate, "fit", lambda *a, **k: pytest.fail("training started"))
+    path = oracle(tmp_path / "o.npz")
+    line = refused(capsys, ["--data", str(path), "--out", str(tmp_path / "x.pt"), "--channels", "100000"])
+    assert "out of bounds" in line
+    line = refused(capsys, ["--data", str(path), "--out", str(tmp_path / "x.pt"), "--channels", "4096",
+                            "--hidden", "4096"])
+    assert "parameters, over the 50,000,000 allowed" in line
