@@ -18,7 +18,8 @@ Two architectures, both usable for any player count (the observation layout is
   with ``solver_shortcuts=False`` those paths start at 0 and the start knows nothing of greedy
   play. ``lookahead_features`` adds pure solver quantities one draw ahead
   (:mod:`models.lookahead_features`: the expected penalty after the next draw of each
-  discard, the chance to go out with it, the same for the stock draw), no scripted agent in them.
+  discard, the chance to go out with it, the same for the stock draw), no scripted agent in
+  them, and two direct paths on them started at 0.
 
 The interface is CleanRL's ``get_action_and_value(obs, mask, action=None) -> (action,
 logprob, entropy, value)``; the mask lives in :class:`MaskedCategorical`. ``obs`` may be the
@@ -270,6 +271,13 @@ class CardNet(PolicyValueNet):
             # EXPERT_UNIT points), a discard that goes out gains GO_OUT_LOGITS, and taking the
             # discard gains by how much better the expert values it than the stock
             self.expert_prior = nn.Parameter(torch.ones(3))
+        if self.lookahead_features:
+            # two more, started at 0 (learned from nothing): discard logits fall with the expected
+            # penalty after the next draw relative to the best discard, and taking the discard
+            # gains by how much its penalty is below a stock draw's expected one, in PRIOR_UNIT
+            # points per logit once the weight reaches 1 (a direct path learns in about 1 /
+            # learning_rate optimiser steps what a 0.01-scaled output layer takes far longer to)
+            self.lookahead_prior = nn.Parameter(torch.zeros(2))
 
     def preprocess(self, obs: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         obs = super().preprocess(obs)
@@ -323,6 +331,11 @@ class CardNet(PolicyValueNet):
                 card_logits = (card_logits - self.expert_prior[0] * e_scale * extra[:, base + 52:base + 104]
                                + self.expert_prior[1] * GO_OUT_LOGITS * extra[:, base + 104:base + 156])
                 take = take + self.expert_prior[2] * e_scale * scalars[:, NUM_SOLVER_SCALARS:NUM_SOLVER_SCALARS + 1]
+            if self.lookahead_features:
+                base = 52 * (n_planes - NUM_LOOKAHEAD_PLANES)
+                first = NUM_SOLVER_SCALARS + (NUM_EXPERT_SCALARS if self.expert_features else 0)
+                card_logits = card_logits - self.lookahead_prior[0] * scale * extra[:, base + 52:base + 104]
+                take = take - self.lookahead_prior[1] * scale * scalars[:, first + 1:first + 2]
             draw_logits = draw_logits + torch.cat([torch.zeros_like(take), take], dim=1)
         logits = torch.cat([draw_logits, card_logits], dim=1)
         return logits, self.value_head(pooled).squeeze(-1)
