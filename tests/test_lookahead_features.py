@@ -203,6 +203,24 @@ def test_a_fresh_scratch_net_is_nearly_uniform():
         assert (np.median(spread) < 1.2) == uniform, spread
 
 
+def test_the_lookahead_paths_start_at_zero_and_read_the_lookahead():
+    """Started at 0; grown large, they make the network play the best one-draw lookahead."""
+    obs, masks = positions(Rules(), 200, seed=3)
+    net = build_network("cardnet", num_players=2, lookahead_features=True, solver_shortcuts=False)
+    assert torch.equal(net.lookahead_prior.detach(), torch.zeros(2))
+    with torch.no_grad():
+        net.lookahead_prior.fill_(5.0)
+        probs = net(obs, masks)[0].probs.numpy()
+    planes, scalars = lookahead_features(obs, masks, 2, 1)
+    for i, m in enumerate(masks):
+        if m[0] and m[TAKE_DISCARD]:
+            assert (probs[i, TAKE_DISCARD] > probs[i, 0]) == (scalars[i, 1] < 0)
+        elif not m[0]:
+            legal = np.flatnonzero(m[DISCARD_BASE:])
+            best = legal[planes[i, 1, legal] == planes[i, 1, legal].min()]
+            assert int(np.argmax(probs[i, DISCARD_BASE:])) in best
+
+
 def test_lookahead_features_need_solver_features():
     with pytest.raises(ValueError, match="lookahead_features=True needs solver_features=True"):
         build_network("cardnet", num_players=2, solver_features=False, lookahead_features=True)
