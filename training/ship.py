@@ -6,7 +6,9 @@
 It re-saves the checkpoint under the agent's name (weights, sidecar with its sha256 and the
 training config), records the results of ``python -m training.evaluate ... --json`` reports in
 which it played first (each opponent seat's mean score difference with its 95% interval) and
-the wall time of its training, and copies the run's learning curve next to it. Add the name to
+the wall time of its training, and copies the run's learning curve next to it. ``--algorithm``
+and ``--inputs`` record, as text, how it was trained and what its network reads (for an agent
+trained from scratch: which features, and why they are fair). Add the name to
 ``models.agent_loader.SHIPPED`` to load it by name.
 """
 
@@ -41,7 +43,8 @@ def summaries(report: dict, source: str) -> list[dict]:
     return out
 
 
-def ship(source: str, name: str, evaluations: Sequence[str], wall_time: str, out_dir: Path = CHECKPOINT_DIR) -> Path:
+def ship(source: str, name: str, evaluations: Sequence[str], wall_time: str, out_dir: Path = CHECKPOINT_DIR,
+         algorithm: str | None = None, inputs: str | None = None) -> Path:
     """Write ``out_dir/<name>.pt`` from checkpoint ``source``; returns its path."""
     net, meta = load_checkpoint(source)
     results = []
@@ -49,6 +52,11 @@ def ship(source: str, name: str, evaluations: Sequence[str], wall_time: str, out
         results += summaries(json.loads(Path(path).read_text()), path)
     extra = dict(meta.get("extra") or {})
     extra.update({"source_checkpoint": source, "training_wall_time": wall_time})
+    for key, text in (("algorithm", algorithm), ("inputs", inputs)):
+        if text is not None:
+            if not text.strip():
+                raise ValueError(f"--{key} is empty: describe it in words, or leave the option out")
+            extra[key] = text
     target = save_checkpoint(out_dir / f"{name}.pt", net, obs_version=meta["obs_version"], rules=meta["rules"],
                              training_steps=meta["training_steps"],
                              evaluation={"format": SUMMARY_FORMAT, "agent": f"{name} (argmax)", "results": results},
@@ -67,9 +75,12 @@ def main(argv: Sequence[str] | None = None) -> Path:
                         help="reports of python -m training.evaluate --json in which it played first")
     parser.add_argument("--wall-time", required=True, help="wall time of its training, as text (e.g. 4m30s)")
     parser.add_argument("--out-dir", default=str(CHECKPOINT_DIR), help="where to write (default models/checkpoints)")
+    parser.add_argument("--algorithm", help="how it was trained, as text (recorded in the sidecar)")
+    parser.add_argument("--inputs", help="what its network reads and why that is fair, as text (recorded)")
     args = parser.parse_args(argv)
     try:
-        path = ship(args.checkpoint, args.name, args.evaluation, args.wall_time, Path(args.out_dir))
+        path = ship(args.checkpoint, args.name, args.evaluation, args.wall_time, Path(args.out_dir),
+                    algorithm=args.algorithm, inputs=args.inputs)
     except (CheckpointError, ValueError, OSError, KeyError) as exc:
         parser.exit(2, f"python -m training.ship: error: {exc}\n")
     print(f"shipped {path}")
