@@ -14,7 +14,12 @@ Two architectures, both usable for any player count (the observation layout is
   direct paths (weights started at 1) make a discard less likely by one logit per
   ``PRIOR_UNIT`` points it leaves over the best discard, and taking the top discard more likely
   by one logit per ``PRIOR_UNIT`` points it saves, so training starts from a soft one-step
-  greedy player and learns what that misses (draw odds, the opponent's needs, the score).
+  greedy player and learns what that misses (draw odds, the opponent's needs, the score);
+  with ``solver_shortcuts=False`` those paths start at 0 and the start knows nothing of greedy
+  play. ``lookahead_features`` adds pure solver quantities one draw ahead
+  (:mod:`models.lookahead_features`: the expected penalty after the next draw of each
+  discard, the chance to go out with it, the same for the stock draw), no scripted agent in
+  them, and two direct paths on them started at 0.
 
 The interface is CleanRL's ``get_action_and_value(obs, mask, action=None) -> (action,
 logprob, entropy, value)``; the mask lives in :class:`MaskedCategorical`. ``obs`` may be the
@@ -32,10 +37,14 @@ import numpy as np
 import torch
 from torch import nn
 
+from tt_env.engine.rules import Rules
+
 from .distributions import MaskedCategorical
 from .expert_features import EXPERT_SCALE, NUM_EXPERT_PLANES, NUM_EXPERT_SCALARS, ExpertFeaturizer
 from .features import (NUM_SOLVER_PLANES, NUM_SOLVER_SCALARS, PENALTY_SCALE, VALUE_PLANE, card_blocks,
                        solver_features, split_observation)
+from .lookahead_features import NUM_LOOKAHEAD_PLANES, NUM_LOOKAHEAD_SCALARS
+from .lookahead_features import lookahead_features as one_draw_lookahead
 
 NUM_ACTIONS = 54
 PRIOR_UNIT = 5.0
@@ -141,6 +150,21 @@ class PolicyValueNet(nn.Module, metaclass=abc.ABCMeta):
         return action, dist.log_prob(action), dist.entropy(), value
 
 
+class RowwiseLinear(nn.Linear):
+    """A linear layer whose every output row is computed on its own: a product and a sum over the
+    inputs (same parameters and ``state_dict`` keys as :class:`torch.nn.Linear`).
+
+    For layers with very few outputs, CPU matrix products may round a row by its position in
+    the batch (with torch 2.13 on Intel Sapphire Rapids, a 64-input, 2-output layer did in every
+    8-row pass: ``models/batch_policy.py`` then had to run one row per pass). A reduction over
+    each row's inputs does not: its result is bitwise the same in a batch of any size, at any
+    position (``tests/test_eval_batch.py``). Used for CardNet's 2-logit draw head.
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x.unsqueeze(-2) * self.weight).sum(-1) + self.bias
+
+
 def _mlp(n_in: int, hidden: Sequence[int], n_out: int, out_std: float) -> nn.Sequential:
     layers: list[nn.Module] = []
     for h in hidden:
@@ -187,7 +211,8 @@ class CardNet(PolicyValueNet):
     def __init__(self, num_players: int = 2, channels: int = 32, blocks: int = 0, hidden: int = 64,
                  solver_features: bool = True, aces_high: bool = False,
                  meld_needs_natural: bool = False, expert_features: bool = False,
-                 exact_last_turn: bool = False) -> None:
+                 exact_last_turn: bool = False, lookahead_features: bool = False,
+                 solver_shortcuts: bool = True) -> None:
         super().__init__(num_players)
         for name, value in (("channels", channels), ("blocks", blocks), ("hidden", hidden)):
             if not isinstance(value, int) or value < (0 if name == "blocks" else 1):
@@ -201,6 +226,11 @@ class CardNet(PolicyValueNet):
         self.exact_last_turn = bool(exact_last_turn)
         if self.exact_last_turn and not self.expert_features:
             raise ValueError("exact_last_turn=True needs expert_features=True")
+        self.lookahead_features = bool(lookahead_features)
+        if self.lookahead_features and not self.solver_features:
+            raise ValueError("lookahead_features=True needs solver_features=True")
+        self.solver_shortcuts = bool(solver_shortcuts)
+        self.num_decks = Rules(num_players=num_players).num_decks
         k = card_blocks(num_players)
         self.num_globals = self.obs_size - 52 * k
         extra_planes = NUM_SOLVER_PLANES if self.solver_features else 0
@@ -210,6 +240,9 @@ class CardNet(PolicyValueNet):
             extra_scalars += NUM_EXPERT_SCALARS
             self._expert = ExpertFeaturizer(num_players, self.aces_high, self.meld_needs_natural,
                                             self.exact_last_turn)
+        if self.lookahead_features:
+            extra_planes += NUM_LOOKAHEAD_PLANES
+            extra_scalars += NUM_LOOKAHEAD_SCALARS
         self.input_size = self.obs_size + 52 * extra_planes + extra_scalars
         self.in_planes = k + 2 + extra_planes  # blocks, wild-rank plane, card-value plane, solver
         g = self.num_globals + extra_scalars
@@ -222,7 +255,7 @@ class CardNet(PolicyValueNet):
         self.mix = layer_init(nn.Conv2d(channels, channels, 1))  # per-card layer, cheap next to the blocks
         self.card_head = layer_init(nn.Conv2d(channels + self.in_planes, 1, 1), std=0.01)
         self.draw_head = nn.Sequential(layer_init(nn.Linear(2 * channels + g, hidden)), nn.ReLU(),
-                                       layer_init(nn.Linear(hidden, 2), std=0.01))
+                                       layer_init(RowwiseLinear(hidden, 2), std=0.01))
         self.value_head = nn.Sequential(layer_init(nn.Linear(2 * channels + g, hidden)), nn.ReLU(),
                                         layer_init(nn.Linear(hidden, 1), std=1.0))
         if self.solver_features:
@@ -230,12 +263,21 @@ class CardNet(PolicyValueNet):
             # with the penalty it leaves (relative to the best discard), and the logit of taking the
             # discard rises with what taking it saves, both in units of PRIOR_UNIT points
             # (started at 0 with expert features, whose paths then decide alone: expert-v0's play)
-            self.prior = nn.Parameter(torch.zeros(2) if self.expert_features else torch.ones(2))
+            # (and at 0 without solver_shortcuts: nothing of the greedy player in the start)
+            start_at = 0.0 if self.expert_features or not self.solver_shortcuts else 1.0
+            self.prior = nn.Parameter(torch.full((2,), start_at))
         if self.expert_features:
             # three more, started at 1: discard logits fall with expert-v0's relative score (in
             # EXPERT_UNIT points), a discard that goes out gains GO_OUT_LOGITS, and taking the
             # discard gains by how much better the expert values it than the stock
             self.expert_prior = nn.Parameter(torch.ones(3))
+        if self.lookahead_features:
+            # two more, started at 0 (learned from nothing): discard logits fall with the expected
+            # penalty after the next draw relative to the best discard, and taking the discard
+            # gains by how much its penalty is below a stock draw's expected one, in PRIOR_UNIT
+            # points per logit once the weight reaches 1 (a direct path learns in about 1 /
+            # learning_rate optimiser steps what a 0.01-scaled output layer takes far longer to)
+            self.lookahead_prior = nn.Parameter(torch.zeros(2))
 
     def preprocess(self, obs: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         obs = super().preprocess(obs)
@@ -248,6 +290,11 @@ class CardNet(PolicyValueNet):
             e_planes, e_scalars = self._expert(obs, mask)
             parts.append(e_planes.reshape(len(obs), -1))
             tail.append(e_scalars)
+        if self.lookahead_features:
+            l_planes, l_scalars = one_draw_lookahead(obs, mask, self.num_players, self.num_decks, self.aces_high,
+                                                     self.meld_needs_natural)
+            parts.append(l_planes.reshape(len(obs), -1))
+            tail.append(l_scalars)
         return np.concatenate(parts + tail, axis=1)
 
     def logits_and_value(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -257,7 +304,8 @@ class CardNet(PolicyValueNet):
         wild = glob[:, :13]  # the wild-rank one-hot opens the global features
         parts = [planes, wild.view(batch, 1, 1, 13).expand(batch, 1, 4, 13),
                  self.value_plane.expand(batch, 1, 4, 13)]
-        n_planes = NUM_SOLVER_PLANES + (NUM_EXPERT_PLANES if self.expert_features else 0)
+        n_planes = (NUM_SOLVER_PLANES + (NUM_EXPERT_PLANES if self.expert_features else 0)
+                    + (NUM_LOOKAHEAD_PLANES if self.lookahead_features else 0))
         if self.solver_features:
             extra = x[:, self.obs_size:]
             parts.append(extra[:, :52 * n_planes].reshape(batch, n_planes, 4, 13))
@@ -283,6 +331,11 @@ class CardNet(PolicyValueNet):
                 card_logits = (card_logits - self.expert_prior[0] * e_scale * extra[:, base + 52:base + 104]
                                + self.expert_prior[1] * GO_OUT_LOGITS * extra[:, base + 104:base + 156])
                 take = take + self.expert_prior[2] * e_scale * scalars[:, NUM_SOLVER_SCALARS:NUM_SOLVER_SCALARS + 1]
+            if self.lookahead_features:
+                base = 52 * (n_planes - NUM_LOOKAHEAD_PLANES)
+                first = NUM_SOLVER_SCALARS + (NUM_EXPERT_SCALARS if self.expert_features else 0)
+                card_logits = card_logits - self.lookahead_prior[0] * scale * extra[:, base + 52:base + 104]
+                take = take - self.lookahead_prior[1] * scale * scalars[:, first + 1:first + 2]
             draw_logits = draw_logits + torch.cat([torch.zeros_like(take), take], dim=1)
         logits = torch.cat([draw_logits, card_logits], dim=1)
         return logits, self.value_head(pooled).squeeze(-1)
@@ -291,7 +344,8 @@ class CardNet(PolicyValueNet):
         return {"num_players": self.num_players, "channels": self.channels, "blocks": self.blocks,
                 "hidden": self.hidden, "solver_features": self.solver_features, "aces_high": self.aces_high,
                 "meld_needs_natural": self.meld_needs_natural, "expert_features": self.expert_features,
-                "exact_last_turn": self.exact_last_turn}
+                "exact_last_turn": self.exact_last_turn, "lookahead_features": self.lookahead_features,
+                "solver_shortcuts": self.solver_shortcuts}
 
 
 NETWORKS: dict[str, type[PolicyValueNet]] = {"mlp": MLPPolicy, "cardnet": CardNet}

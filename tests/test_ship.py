@@ -39,13 +39,16 @@ def test_ship_records_the_evaluations_and_loads_as_the_same_agent(tmp_path):
     report_path.write_text(json.dumps(report))
     out = tmp_path / "shipped"
     shipped = ship.main([str(path), "ppo-3p-test-v0", "--evaluation", str(report_path), "--wall-time", "1m",
-                         "--out-dir", str(out)])
+                         "--out-dir", str(out), "--algorithm", "PPO (training/selfplay.py)",
+                         "--inputs", "the observation and the meld solver's penalties"])
     meta = read_metadata(shipped)
     results = meta["evaluation"]["results"]
     assert [r["opponent"] for r in results] == ["greedy-v0", "random-v0"]
     pair = {p["b"]: p for p in report["pairwise"] if p["a"] == report["agents"][0]["name"]}
     assert results[0]["score_diff"] == pair["greedy-v0"]["mean_score_diff"] and results[0]["players"] == 3
     assert meta["extra"]["training_wall_time"] == "1m" and meta["training_steps"] == 123
+    assert meta["extra"]["algorithm"] == "PPO (training/selfplay.py)"
+    assert meta["extra"]["inputs"] == "the observation and the meld solver's penalties"
     assert (out / "ppo-3p-test-v0.learning_curve.png").read_bytes() == b"png"
     rules = Rules(num_players=3)
     a, b = make_agent(str(path), rules), make_agent(str(shipped), rules)
@@ -316,3 +319,10 @@ def test_names_up_to_the_length_limit_are_accepted():
     assert ship.check_name(longest) == longest
     with pytest.raises(ship.ShipError):
         ship.check_name("a" + longest)
+def test_ship_refuses_an_empty_description(tmp_path, capsys):
+    _, path = save(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        ship.main([str(path), "x-v0", "--wall-time", "1m", "--out-dir", str(tmp_path / "o"), "--algorithm", " "])
+    assert exc.value.code == 2
+    assert "--algorithm is empty: describe it in words" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

@@ -7,7 +7,9 @@ It re-saves the checkpoint under the agent's name (weights, sidecar with its sha
 training config), records the results of ``python -m training.evaluate ... --json`` reports in
 which it played first (each opponent seat's mean score difference with its 95% interval, and
 the agent's own win rate) and the wall time of its training, and copies the run's learning
-curve next to it. Add the name to ``models.agent_loader.SHIPPED`` to load it by name.
+curve next to it. ``--algorithm`` and ``--inputs`` record, as text, how it was trained and
+what its network reads (for an agent trained from scratch: which features, and why they are
+fair). Add the name to ``models.agent_loader.SHIPPED`` to load it by name.
 
 Checked before anything is written: the name (``[a-z0-9]+(-[a-z0-9]+)*-v[0-9]+``, such as
 ``ppo-2p-v1``: no path separators, so the files stay in ``--out-dir``), that no agent is
@@ -148,7 +150,7 @@ def summaries(report: Any, source: str, meta: dict[str, Any] | None = None, chec
 
 
 def ship(source: str, name: str, evaluations: Sequence[str], wall_time: str, out_dir: Path = CHECKPOINT_DIR,
-         overwrite: bool = False) -> Path:
+         overwrite: bool = False, algorithm: str | None = None, inputs: str | None = None) -> Path:
     """Write ``out_dir/<name>.pt`` from checkpoint ``source``; returns its path.
 
     Everything is checked first (module docstring): :class:`ShipError` or :class:`CheckpointError`
@@ -163,6 +165,12 @@ def ship(source: str, name: str, evaluations: Sequence[str], wall_time: str, out
             or not wall_time.isprintable():
         raise ShipError(f"--wall-time {wall_time!r} is not allowed: give the training's wall time as a short line "
                         f"of text, such as '4 min 43 s'")
+    descriptions = {}
+    for key, text in (("algorithm", algorithm), ("inputs", inputs)):
+        if text is not None:
+            if not isinstance(text, str) or not text.strip():
+                raise ShipError(f"--{key} is empty: describe it in words, or leave the option out")
+            descriptions[key] = text
     problem = output_dir_problem(out_dir)
     if problem:
         raise ShipError(f"--out-dir {out_dir}: {problem}")
@@ -176,6 +184,7 @@ def ship(source: str, name: str, evaluations: Sequence[str], wall_time: str, out
         results += summaries(report, path, meta, source)
     extra = dict(meta.get("extra") or {})
     extra.update({"source_checkpoint": source, "training_wall_time": wall_time})
+    extra.update(descriptions)
     save_checkpoint(target, net, obs_version=meta["obs_version"], rules=meta["rules"],
                     training_steps=meta["training_steps"],
                     evaluation={"format": SUMMARY_FORMAT, "agent": f"{name} (argmax)", "results": results},
@@ -199,10 +208,12 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--wall-time", required=True, help="wall time of its training, as text (e.g. 4m30s)")
     parser.add_argument("--out-dir", default=str(CHECKPOINT_DIR), help="where to write (default models/checkpoints)")
     parser.add_argument("--overwrite", action="store_true", help="replace an agent already shipped under the name")
+    parser.add_argument("--algorithm", help="how it was trained, as text (recorded in the sidecar)")
+    parser.add_argument("--inputs", help="what its network reads and why that is fair, as text (recorded)")
     args = parser.parse_args(argv)
     try:
         path = ship(args.checkpoint, args.name, args.evaluation, args.wall_time, Path(args.out_dir),
-                    overwrite=args.overwrite)
+                    overwrite=args.overwrite, algorithm=args.algorithm, inputs=args.inputs)
     except (CheckpointError, ValueError, OSError, KeyError) as exc:
         parser.error(str(exc))
     print(f"shipped {path}")
