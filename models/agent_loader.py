@@ -130,34 +130,4 @@ for _name, _file in SHIPPED.items():
         register_agent(_name, _shipped_factory(_name, _file))
 
 
-ISMCTS_V1_DEFAULTS = {"worlds": 24, "min_worlds": 8, "candidates": 3, "z": 2.0, "margin": 0.5, "tilt": 0.0, "infer": 0}
-"""``ismcts-v1``'s documented defaults (the search options it does not share with ``ismcts-v0``'s)."""
-
-
-def ismcts_v1(rules: Rules, *, belief: object = None, worlds: int = ISMCTS_V1_DEFAULTS["worlds"],
-              min_worlds: int = ISMCTS_V1_DEFAULTS["min_worlds"], candidates: int = ISMCTS_V1_DEFAULTS["candidates"],
-              z: float = ISMCTS_V1_DEFAULTS["z"], margin: float = ISMCTS_V1_DEFAULTS["margin"],
-              tilt: float = ISMCTS_V1_DEFAULTS["tilt"], infer: int = ISMCTS_V1_DEFAULTS["infer"], tree_depth: int = 0, exploration: float = 10.0,
-              rollout: object = "expert", exact_last_turn: bool = True):
-    """``ismcts-v1``: ``ismcts-v0``'s search on worlds drawn from the learned belief.
-
-    ``belief``: a belief name or path (default the shipped ``belief-Np-v0`` for the player
-    count) or a loaded :class:`models.belief.Belief`; a number is ``ismcts-v0``'s tilt (for
-    ablations: 0 is uniform worlds).
-    """
-    from tt_env.agents.ismcts import ISMCTSAgent
-
-    from .belief import load_belief
-
-    if belief is None:
-        belief = f"belief-{rules.num_players}p-v0"
-    numeric = isinstance(belief, (int, float)) and not isinstance(belief, bool)
-    model = belief if numeric or hasattr(belief, "sample_unknown") else load_belief(belief, rules=rules)
-    agent = ISMCTSAgent(rules, worlds=worlds, min_worlds=min_worlds, candidates=candidates, z=z, margin=margin,
-                        tree_depth=tree_depth, exploration=exploration, rollout=rollout, belief=model, tilt=tilt, infer=infer,
-                        exact_last_turn=exact_last_turn)
-    agent.name = "ismcts-v1"
-    return agent
-
-
-register_agent("ismcts-v1", ismcts_v1)
+from . import search_agents  # noqa: E402,F401  (registers ismcts-v1, the search on the learned belief)

@@ -131,7 +131,7 @@ class ISMCTSAgent:
             only; each deeper node chooses by UCB1 among expert-v0's best ``candidates``).
         exploration: UCB1 constant, in points of a round.
         rollout: the policy that plays out the round in a world (a ``StatePolicy``, or
-            ``"expert"`` for expert-v0); every seat uses it.
+            ``"expert"`` for expert-v0, ``"greedy"`` for greedy-v0); every seat uses it.
         belief: a number: the strength of the tilt of opponents' hidden cards towards low
             penalty, per turn the opponent has played this round (0: uniform worlds,
             ``determinize`` alone); or a model of the opponents' unknown cards that the worlds
@@ -146,6 +146,8 @@ class ISMCTSAgent:
         infer: policy-based inference: a world in which expert-v0, in the seat before the
             observer, would not have made that seat's last discard is drawn again, up to this
             many times (:mod:`.inference`; 0: off).
+        horizon: actions a play-out lasts before the round is valued as if it ended there (each
+            seat's least penalty; 0: to the end of the round).
         exact_last_turn: play the draw of the last turn after someone went out by its exact
             expected penalty (:func:`~tt_env.agents.last_turn.last_turn_scores`); False: as
             expert-v0 plays it (greedily).
@@ -156,10 +158,12 @@ class ISMCTSAgent:
     def __init__(self, rules: Rules | None = None, *, worlds: int = 20, min_worlds: int = 10, candidates: int = 2,
                  z: float = 1.5, tree_depth: int = 0, exploration: float = 10.0,
                  rollout: StatePolicy | str = "expert", belief: float | HandBelief = 0.04, belief_steps: int = 60,
-                 exact_last_turn: bool = True, margin: float = 0.0, tilt: float = 0.0, infer: int = 0) -> None:
+                 exact_last_turn: bool = True, margin: float = 0.0, tilt: float = 0.0, infer: int = 0,
+                 horizon: int = 0) -> None:
         self.rules = rules or Rules()
         for key, value, low in (("worlds", worlds, 1), ("min_worlds", min_worlds, 1), ("candidates", candidates, 1),
-                                ("tree_depth", tree_depth, 0), ("belief_steps", belief_steps, 0), ("infer", infer, 0)):
+                                ("tree_depth", tree_depth, 0), ("belief_steps", belief_steps, 0), ("infer", infer, 0),
+                                ("horizon", horizon, 0)):
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ValueError(f"{key}={value!r} is not allowed: use an int >= {low}")
         numeric_belief = isinstance(belief, (int, float)) and not isinstance(belief, bool)
@@ -177,10 +181,13 @@ class ISMCTSAgent:
         self.candidates, self.z, self.tree_depth, self.c = candidates, float(z), tree_depth, float(exploration)
         self.belief = float(belief) if numeric_belief else belief
         self.belief_steps, self.margin, self.tilt, self.infer = belief_steps, float(margin), float(tilt), infer
+        self.horizon = horizon
         if rollout == "expert":
             rollout = expert_rollout_policy(self.rules)
+        elif rollout == "greedy":
+            from ..simulation import greedy as rollout
         if not callable(rollout):
-            raise ValueError(f"rollout={rollout!r} is not allowed: use 'expert' or a function state -> action")
+            raise ValueError(f"rollout={rollout!r} is not allowed: use 'expert', 'greedy' or a function state -> action")
         self.rollout: StatePolicy = rollout
         self.expert = ExpertAgent(self.rules)
         self.last_search: dict = {}
@@ -239,11 +246,11 @@ class ISMCTSAgent:
 
     def _rollout(self, world: GameState) -> list[float]:
         policy = self.rollout
-        for _ in range(10_000):
+        for _ in range(self.horizon or 10_000):
             result = game.apply(world, policy(world))
             if result.round_record is not None:
                 return relative_points(result.round_record.points)
-        return relative_points(game.round_penalties(world))  # pragma: no cover - a turn cap ends rounds
+        return relative_points(game.round_penalties(world))  # the horizon: the penalties held now
 
     # ------------------------------------------------------------------ the decision
     def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
