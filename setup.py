@@ -1,7 +1,13 @@
-"""Builds the optional C accelerator of the meld solver; without a compiler, pure Python is used."""
+"""Builds the optional C accelerator of the meld solver (without a compiler, pure Python is used),
+and ships the training configs as package data (everything else is in pyproject.toml)."""
+
+from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
+
+CONFIGS = Path(__file__).resolve().parent / "configs"
 
 
 class OptionalBuildExt(build_ext):
@@ -20,6 +26,25 @@ class OptionalBuildExt(build_ext):
             print(f"warning: C meld solver not built ({exc}); using the pure-Python solver")
 
 
+class BuildPyWithConfigs(build_py):
+    """Put ``configs/*.yaml`` into the wheel as ``training/configs/*.yaml``.
+
+    The repository keeps the configs at the top (``--config configs/x.yaml`` in a checkout);
+    an installed package finds them as package data of ``training`` through
+    ``importlib.resources`` (``training/config_files.py``), from any directory. An editable
+    install reads the checkout's ``configs/`` instead, so it is left out there.
+    """
+
+    def run(self) -> None:
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return
+        target = Path(self.build_lib) / "training" / "configs"
+        self.mkpath(str(target))
+        for config in sorted(CONFIGS.glob("*.yaml")):
+            self.copy_file(str(config), str(target / config.name))
+
+
 setup(
     ext_modules=[Extension("tt_env.engine._meldsolver",
                            [f"tt_env/engine/{name}.c" for name in ("_meldsolver", "_meldsolver_draws", "meld_fast",
@@ -27,5 +52,5 @@ setup(
                            depends=["tt_env/engine/meldsolver.h", "tt_env/engine/meldsolver_py.h"],
                            # no fused multiply-adds: draw_gain adds up floats exactly as Python does
                            extra_compile_args=["-O2", "-ffp-contract=off"], optional=True)],
-    cmdclass={"build_ext": OptionalBuildExt},
+    cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithConfigs},
 )

@@ -3,7 +3,8 @@
 Imported lazily by ``tt_env.agents.registry`` (so ``tt_env`` itself never needs torch), it
 registers a checkpoint loader (``make_agent("runs/x/checkpoints/final.pt", rules)`` works
 everywhere a scripted agent name does) and the shipped checkpoints of
-``models/checkpoints/`` under their names: ``ppo-2p-v0`` is ``models/checkpoints/ppo-2p-v0.pt``.
+``models/checkpoints/`` under their names (:mod:`models.shipped`): ``ppo-2p-v0`` is
+``models/checkpoints/ppo-2p-v0.pt``.
 
 A :class:`CheckpointAgent` plays the most probable legal action by default (``greedy=True``,
 the usual choice for evaluation: the numbers in the README are for it); with
@@ -31,11 +32,9 @@ from tt_env.observation import OBS_VERSION, observation_size
 from .batch_policy import BatchPolicy
 from .checkpoint import CheckpointError, load_checkpoint
 from .networks import PolicyValueNet
+from .shipped import CHECKPOINT_DIR, SHIPPED
 
-CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
-SHIPPED = {"ppo-2p-v0": "ppo-2p-v0.pt", "ppo-2p-v1": "ppo-2p-v1.pt", "ppo-3p-v0": "ppo-3p-v0.pt",
-           "ppo-4p-v0": "ppo-4p-v0.pt"}
-"""Trained agents shipped in ``models/checkpoints`` (``python -m training.ship`` writes them), by name."""
+__all__ = ["CHECKPOINT_DIR", "SHIPPED", "CheckpointAgent", "is_checkpoint_spec", "load_agent"]
 
 
 class CheckpointAgent:

@@ -31,7 +31,9 @@ def _refused(argv: list[str], capsys) -> str:
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    return err.strip().splitlines()[-1]
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("python -m training.evaluate: error: "), err  # no usage block
+    return lines[0]
 
 
 @pytest.mark.parametrize("extra, message", [
@@ -43,7 +45,8 @@ def _refused(argv: list[str], capsys) -> str:
     (["--max-turns-per-round", "0"], "argument --max-turns-per-round: 0 is not allowed: use an integer >= 1"),
     (["--decks", "0"], "argument --decks: '0' is not allowed: use 'auto' or a number of decks >= 1"),
     (["--decks", "many"], "argument --decks: 'many' is not allowed"),
-    (["--rounds", "0"], "rounds=[0] is not allowed: use an integer 1..11"),
+    (["--rounds", "0"], "argument --rounds: '0' is not allowed: write rounds 1..11"),
+    (["--rounds", "9-12"], "argument --rounds: '9-12' is not allowed: write rounds 1..11"),
     (["--rounds", "3,1"], "strictly increasing"),
     (["--aces", "sometimes"], "argument --aces: invalid choice: 'sometimes'"),
     (["--append-games"], "--append-games goes with --save-games DIR"),

@@ -140,7 +140,9 @@ def _refused(argv, capsys) -> str:
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    return err.strip().splitlines()[-1]
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("python -m tt_env.ui.play: error: "), err  # no usage block
+    return lines[0]
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -149,7 +151,7 @@ def _refused(argv, capsys) -> str:
     (["--seat", "-1"], "argument --seat: -1 is not allowed: use a seat >= 0"),
     (["--max-turns-per-round", "0"], "argument --max-turns-per-round: 0 is not allowed: use an integer >= 1"),
     (["--decks", "0"], "argument --decks: '0' is not allowed: use 'auto' or a number of decks >= 1"),
-    (["--rounds", "12"], "rounds=[12] is not allowed: use an integer 1..11"),
+    (["--rounds", "12"], "argument --rounds: '12' is not allowed: write rounds 1..11"),
     (["--opponents", "nobody-v9"], "unknown agent 'nobody-v9'"),
     (["--opponents", "gone.pt"], "checkpoint 'gone.pt' does not exist"),
     (["--hint-agent", "nobody-v9"], "unknown agent 'nobody-v9'"),

@@ -79,13 +79,13 @@ def test_command_line_with_one_env_runner_joins_the_cluster(ray_address, tmp_pat
            "--set", "train_batch_size=200", "--set", "minibatch_size=100", "--set", "update_epochs=1",
            "--set", "network_kwargs.hidden_sizes=[32, 32]", "--set", "rules.rounds=[1]"]
     proc = subprocess.run(cmd, cwd=REPO, env={**os.environ, "HOME": str(home)}, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "iter 1/1" in proc.stdout and (out / "final.pt").is_file()
     assert list(home.iterdir()) == [], "Ray wrote to the home folder"
     # The exported policy plays through the evaluator, with no Ray involved.
     ev = subprocess.run([sys.executable, "-m", "training.evaluate", str(out / "final.pt"), "greedy-v0",
-                         "--games", "1", "--rounds", "1"], cwd=REPO, capture_output=True, text=True, timeout=300)
+                         "--games", "1", "--rounds", "1"], cwd=REPO, capture_output=True, text=True, timeout=900)
     assert ev.returncode == 0, ev.stdout[-2000:] + ev.stderr[-2000:]
 
 

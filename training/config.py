@@ -23,6 +23,8 @@ from typing import Any, TypeVar
 
 import yaml
 
+from training.config_files import resolve_config
+from tt_env.cli_checks import CommandParser
 from tt_env.engine.rules import Rules
 
 C = TypeVar("C", bound="BaseConfig")
@@ -286,9 +288,10 @@ def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | No
     """Load ``path`` (YAML; None for the defaults), apply ``overrides``, validate."""
     data: dict[str, Any] = {}
     if path is not None:
-        path = Path(path)
-        if not path.exists():
-            raise ConfigError(f"config file {str(path)!r} does not exist")
+        try:
+            path = resolve_config(path)  # a file, or a shipped config's name (training/config_files.py)
+        except FileNotFoundError as exc:
+            raise ConfigError(str(exc)) from None
         try:
             loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
@@ -317,13 +320,17 @@ def dump_config(config: Any, path: str | Path) -> None:
     os.replace(tmp, path)
 
 
-def config_arg_parser(description: str, cls: type, *, run_folder: bool = False) -> argparse.ArgumentParser:
+def config_arg_parser(description: str, cls: type, *, run_folder: bool = False,
+                      prog: str | None = None) -> argparse.ArgumentParser:
     """The command line every training script shares: ``--config FILE`` and ``--set KEY=VALUE``.
 
     ``run_folder``: also ``--resume`` and ``--overwrite`` (what to do with an existing run folder).
+    ``prog``: how the script is run, for ``--help`` and its one-line refusals.
     """
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--config", default=None, help=f"YAML config (keys: fields of {cls.__name__})")
+    parser = CommandParser(prog=prog, description=description)
+    parser.add_argument("--config", default=None,
+                        help=f"YAML config (keys: fields of {cls.__name__}): a file, or a shipped config by name "
+                             f"(NAME or configs/NAME.yaml, found in an installed package too)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override one config key (repeatable; nested: rules.rounds=[11])")
     if run_folder:

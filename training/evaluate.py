@@ -59,13 +59,14 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from tt_env.cli_checks import (decks_arg, int_at_least, output_dir_problem, output_file_problem, seed_arg,
-                               workers_note)
-from tt_env.engine.rules import ACES_OPTIONS, Rules
+from tt_env.cli_checks import (CommandParser, add_rules_arguments, int_at_least, output_dir_problem,
+                               output_file_problem, rules_from_args, seed_arg, significant, workers_note)
+from tt_env.engine.rules import Rules
 from tt_env.jsonio import write_json
+from tt_env.optional import MissingDependencyError, require
 
 from .duplicate import DEFAULT_BATCH_SIZE, GameRecord, run_deals
 from .eval_stats import CI_METHOD, interval_text, score_lists, summarize
@@ -78,11 +79,14 @@ APPEND_FLAG = "--append-games"
 
 def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = None, workers: int = 1,
              progress: bool = False, allow_rule_mismatch: bool = False,
-             batch_size: int = DEFAULT_BATCH_SIZE) -> tuple[dict, list]:
+             batch_size: int = DEFAULT_BATCH_SIZE,
+             on_deal: Callable[[list[GameRecord]], None] | None = None) -> tuple[dict, list]:
     """Play ``games`` deals among ``specs``; returns (the JSON report, the per-deal game records).
 
     ``allow_rule_mismatch``: checkpoint agents may play scoring rules they were not trained for.
     ``batch_size``: games played side by side in each worker (1: one at a time; same numbers).
+    ``on_deal(records)`` is called as each deal finishes, in deal order (a progress bar's hook:
+    the browser app's evaluations use it).
     """
     if not MIN_AGENTS <= len(specs) <= MAX_AGENTS:
         raise ValueError(f"{len(specs)} agents given: evaluate {MIN_AGENTS} to {MAX_AGENTS} agents")
@@ -102,12 +106,17 @@ def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = 
         with Progress(TextColumn("[bold]deals"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                       transient=True) as bar:
             task = bar.add_task("deals", total=games)
-            deals = run_deals(list(specs), rules, games, seed, workers,
-                              on_deal=lambda _records: bar.advance(task), allow_rule_mismatch=allow_rule_mismatch,
-                              batch_size=batch_size)
+
+            def advance(records: list[GameRecord]) -> None:
+                bar.advance(task)
+                if on_deal is not None:
+                    on_deal(records)
+
+            deals = run_deals(list(specs), rules, games, seed, workers, on_deal=advance,
+                              allow_rule_mismatch=allow_rule_mismatch, batch_size=batch_size)
     else:
-        deals = run_deals(list(specs), rules, games, seed, workers, allow_rule_mismatch=allow_rule_mismatch,
-                          batch_size=batch_size)
+        deals = run_deals(list(specs), rules, games, seed, workers, on_deal=on_deal,
+                          allow_rule_mismatch=allow_rule_mismatch, batch_size=batch_size)
     seconds = time.perf_counter() - start
     played = games * len(specs)
     report = {
@@ -134,7 +143,7 @@ def print_report(report: dict) -> None:
     diffs = {(p["a"], p["b"]): p for p in report["pairwise"]}
     table = Table(title=f"{report['games']} duplicate games x {report['seatings']} seatings "
                         f"= {report['games_played']} games, seed {report['seed']}",
-                  caption=f"{report['games_per_second']:.1f} games/s; score: final total, lower is better; "
+                  caption=f"{significant(report['games_per_second'])} games/s; score: final total, lower is better; "
                           f"'vs X': mean score minus X's [95% CI], negative is better")
     table.add_column("agent", style="bold")
     table.add_column("mean score", justify="right")
@@ -147,7 +156,7 @@ def print_report(report: dict) -> None:
         for other in names:
             p = diffs.get((a["name"], other))
             cells.append("" if p is None else f"{p['mean_score_diff']:+.2f} {interval_text(p['ci95'], '+.2f')}")
-        cells.append(f"{a['ms_per_move']:.2f}")
+        cells.append(significant(a["ms_per_move"]))
         table.add_row(*cells)
     Console().print(table)
 
@@ -170,24 +179,9 @@ def plot_scores(deals: list, names: Sequence[str], path: str) -> None:
     plt.close(fig)
 
 
-def rules_from_args(args: argparse.Namespace, num_agents: int) -> Rules:
-    """The :class:`Rules` of the command-line rule options."""
-    options: dict = {"num_players": num_agents, "aces": args.aces, "decks": args.decks,
-                     "discard_drawn_discard": args.discard_drawn_discard,
-                     "max_turns_per_round": args.max_turns_per_round,
-                     "meld_needs_natural": args.meld_needs_natural}
-    if args.rounds:
-        try:
-            options["rounds"] = tuple(int(r) for r in args.rounds.split(","))
-        except ValueError:
-            raise ValueError(f"--rounds {args.rounds!r} is not allowed: give comma-separated round "
-                             f"numbers 1..11, such as '11' or '1,2,3'") from None
-    return Rules(**options)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m training.evaluate", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = CommandParser(prog="python -m training.evaluate", description=__doc__.split("\n\n")[0],
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("agents", nargs="+", help="2 to 6 registry names or checkpoint paths")
     parser.add_argument("--games", type=int_at_least(1), default=200,
                         help="deals (>= 1), each played once per seating (default 200)")
@@ -204,13 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="save every game as a replayable record in DIR (python -m tt_env.ui.replay)")
     parser.add_argument(APPEND_FLAG, action="store_true",
                         help="let --save-games add to a folder that already holds records (never overwriting one)")
-    rules = parser.add_argument_group("rule options (README, 'Options')")
-    rules.add_argument("--decks", type=decks_arg, default="auto", help="'auto' or a number of decks")
-    rules.add_argument("--aces", default="low", choices=ACES_OPTIONS)
-    rules.add_argument("--rounds", default="", help="comma-separated rounds to play, e.g. '11' (default all)")
-    rules.add_argument("--discard-drawn-discard", action="store_true")
-    rules.add_argument("--max-turns-per-round", type=int_at_least(1), default=200)
-    rules.add_argument("--meld-needs-natural", action="store_true")
+    rules = add_rules_arguments(parser)
     rules.add_argument("--allow-rule-mismatch", action="store_true",
                        help="let checkpoint agents play aces / meld_needs_natural rules they were not trained with")
     return parser
@@ -265,6 +253,12 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
             parser.error(problem)
     elif args.append_games:
         parser.error(f"{APPEND_FLAG} goes with --save-games DIR")
+    try:  # the table needs rich and --plot matplotlib: refuse now, not after the games
+        require(["rich"], "the results table")
+        if args.plot:
+            require(["matplotlib"], "--plot")
+    except MissingDependencyError as exc:
+        parser.error(str(exc))
     note = workers_note(args.workers)
     if note:
         print(note, file=sys.stderr)

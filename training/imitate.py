@@ -18,7 +18,6 @@ expert-v0 playing on). The epoch with the best held-out gain is saved in the che
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import time
@@ -30,7 +29,7 @@ import torch
 
 from models.checkpoint import save_checkpoint
 from models.networks import PolicyValueNet, build_network
-from tt_env.cli_checks import int_at_least, output_file_problem, positive_float, seed_arg
+from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, positive_float, seed_arg
 from tt_env.engine.rules import Rules
 from tt_env.observation import OBS_VERSION
 
@@ -118,7 +117,7 @@ def fit(data: dict[str, np.ndarray], *, net_kwargs: dict, epochs: int, batch: in
 
 
 def main(argv: Sequence[str] | None = None) -> Path:
-    parser = argparse.ArgumentParser(prog="python -m training.imitate", description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m training.imitate", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", nargs="+", required=True, help="oracle .npz files (same rules)")
     parser.add_argument("--out", required=True, help="checkpoint to write (.pt, with its .json sidecar)")
     parser.add_argument("--epochs", type=int_at_least(1), default=10, help="passes over the data (default 10)")

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tt_env.cli_checks import int_at_least, output_file_problem, seed_arg, workers_note
+from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg, workers_note
 from tt_env.engine.rules import Rules
 from tt_env.jsonio import write_json
 
@@ -33,8 +33,8 @@ FORMAT = "three-thirteen-leaderboard/1"
 
 
 def default_agents() -> list[str]:
-    """The scripted agents and every shipped checkpoint (``models.agent_loader.SHIPPED``)."""
-    from models.agent_loader import SHIPPED
+    """The scripted agents and every shipped checkpoint (``models.shipped.SHIPPED``; no torch needed)."""
+    from models.shipped import SHIPPED
 
     return [*SCRIPTED, *SHIPPED]
 
@@ -92,7 +92,7 @@ def markdown(rows: Sequence[dict]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> list[dict]:
-    parser = argparse.ArgumentParser(prog="python -m training.leaderboard", description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m training.leaderboard", description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", nargs="+", default=None,
                         help=f"agents to rank (default: {' '.join(default_agents())})")
     parser.add_argument("--players", nargs="+", type=int_at_least(2), default=[2, 3, 4],

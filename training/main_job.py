@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -27,11 +26,12 @@ from training.resume import resume_command
 from training.run_utils import RunExistsError, RunFolderError, TrainingDiverged
 from training.selfplay import train
 from tt_env.agents import list_agents
-from tt_env.cli_checks import int_at_least, output_dir_problem, seed_arg, workers_note
+from tt_env.cli_checks import CommandParser, command_name, int_at_least, output_dir_problem, seed_arg, workers_note
 from tt_env.engine.rules import Rules
 from tt_env.jsonio import write_json
 
-DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "main_job.yaml"
+DEFAULT_CONFIG = "main_job"
+"""The shipped config ``configs/main_job.yaml`` (found in the installed package too: ``training.config_files``)."""
 OPPONENTS = ("random-v0", "greedy-v0", "expert-v0")
 
 
@@ -66,8 +66,9 @@ def print_table(rows: list[dict]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="self-play config (default: main_job.yaml)")
+    parser = CommandParser(prog="python -m training.main_job", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", default=DEFAULT_CONFIG,
+                        help="self-play config: a YAML file or a shipped config's name (default: main_job)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override one config key (repeatable)")
     parser.add_argument("--deals", type=int_at_least(1), default=30,
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"== training: {cfg.total_steps} steps of training/selfplay.py ({args.config})")
         try:
             run = train(cfg, resume=args.resume, overwrite=args.overwrite,
-                        command=resume_command("python -m training.main_job", argv))
+                        command=resume_command(command_name("python -m training.main_job"), argv))
         except RunExistsError as exc:
             parser.error(f"{exc}; or --skip-training to only evaluate it")
         except (ConfigError, CheckpointError, RunFolderError) as exc:

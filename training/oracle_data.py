@@ -23,7 +23,6 @@ Loaded with ``numpy.load(..., allow_pickle=False)``: it holds only arrays.
 
 from __future__ import annotations
 
-import argparse
 import json
 import multiprocessing
 import time
@@ -34,7 +33,7 @@ import numpy as np
 
 from tt_env.agents.expert import ExpertAgent
 from tt_env.agents.ismcts import expert_scores, relative_points
-from tt_env.cli_checks import int_at_least, output_file_problem, seed_arg
+from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
 from tt_env.engine import game
 from tt_env.engine.rules import Rules
 from tt_env.observation import encode
@@ -134,7 +133,7 @@ def to_arrays(rows: list[tuple], candidates: int) -> dict[str, np.ndarray]:
 
 
 def main(argv: Sequence[str] | None = None) -> Path:
-    parser = argparse.ArgumentParser(prog="python -m training.oracle_data", description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m training.oracle_data", description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int_at_least(2), default=2, help="players (default 2)")
     parser.add_argument("--games", type=int_at_least(1), default=100, help="self-play games (default 100)")
     parser.add_argument("--first-game", type=int_at_least(0), default=0, help="index of the first game (default 0)")

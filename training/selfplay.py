@@ -40,6 +40,7 @@ from training.resume import (FROZEN, StopRequested, StopSignals, check_resumable
 from training.run_utils import RunDir, RunFolderError, TrainingDiverged, evaluate_agent, format_results
 from tt_env import three_thirteen_v0
 from tt_env.agents import make_agent
+from tt_env.cli_checks import command_name
 from tt_env.observation import OBS_VERSION
 
 LEARNER = -1  # controller id of a learner seat; >= 0 indexes the pool; scripted seats hold the agent
@@ -415,12 +416,12 @@ def train(cfg: SelfPlayConfig, *, resume: bool = False, overwrite: bool = False,
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = config_arg_parser(__doc__.split("\n\n")[0], SelfPlayConfig, run_folder=True)
+    parser = config_arg_parser(__doc__.split("\n\n")[0], SelfPlayConfig, run_folder=True, prog=f"python {TRAINER}")
     args = parser.parse_args(argv)
     cfg = parse_config(parser, SelfPlayConfig, args)
     try:
         run = train(cfg, resume=args.resume, overwrite=args.overwrite,
-                    command=resume_command(f"python {TRAINER}", argv))
+                    command=resume_command(command_name(f"python {TRAINER}"), argv))
     except (ConfigError, CheckpointError, RunFolderError) as exc:
         parser.error(str(exc))
     except TrainingDiverged as exc:

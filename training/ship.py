@@ -12,13 +12,13 @@ the wall time of its training, and copies the run's learning curve next to it. A
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 from models.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from tt_env.cli_checks import CommandParser
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "models" / "checkpoints"
 SUMMARY_FORMAT = "three-thirteen-evaluation/1 summaries"
@@ -60,7 +60,7 @@ def ship(source: str, name: str, evaluations: Sequence[str], wall_time: str, out
 
 
 def main(argv: Sequence[str] | None = None) -> Path:
-    parser = argparse.ArgumentParser(prog="python -m training.ship", description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m training.ship", description=__doc__.split("\n\n")[0])
     parser.add_argument("checkpoint", help="the trained checkpoint (.pt with its .json sidecar)")
     parser.add_argument("name", help="the agent's versioned name, e.g. ppo-2p-v1")
     parser.add_argument("--evaluation", nargs="*", default=[], metavar="JSON",
@@ -71,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     try:
         path = ship(args.checkpoint, args.name, args.evaluation, args.wall_time, Path(args.out_dir))
     except (CheckpointError, ValueError, OSError, KeyError) as exc:
-        parser.exit(2, f"python -m training.ship: error: {exc}\n")
+        parser.error(str(exc))
     print(f"shipped {path}")
     return path
 

@@ -308,7 +308,7 @@ def train(cfg: RLlibConfig) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = config_arg_parser(__doc__.split("\n\n")[0], RLlibConfig)
+    parser = config_arg_parser(__doc__.split("\n\n")[0], RLlibConfig, prog="python -m training.train_rllib")
     parser.add_argument("--iterations", type=int, help="training iterations")
     parser.add_argument("--env-runners", type=int, help="remote EnvRunner actors (0: sample in this process)")
     parser.add_argument("--address", help="Ray cluster to join: 'auto' or host:port (default: a local Ray)")

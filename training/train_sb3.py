@@ -41,6 +41,7 @@ from training.config import ConfigError, SB3Config, config_arg_parser, dump_conf
 from training.resume import (StopRequested, StopSignals, check_resumable, default_resume_command,
                              load_latest, resume_command, save_latest)
 from training.run_utils import RunDir, RunFolderError, evaluate_agent, format_results
+from tt_env.cli_checks import command_name
 from tt_env.observation import OBS_VERSION
 
 TRAINER = "training/train_sb3.py"
@@ -244,12 +245,12 @@ def train(cfg: SB3Config, *, resume: bool = False, overwrite: bool = False, comm
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = config_arg_parser(__doc__.split("\n\n")[0], SB3Config, run_folder=True)
+    parser = config_arg_parser(__doc__.split("\n\n")[0], SB3Config, run_folder=True, prog=f"python {TRAINER}")
     args = parser.parse_args(argv)
     cfg = parse_config(parser, SB3Config, args)
     try:
         run = train(cfg, resume=args.resume, overwrite=args.overwrite,
-                    command=resume_command(f"python {TRAINER}", argv))
+                    command=resume_command(command_name(f"python {TRAINER}"), argv))
     except (ConfigError, CheckpointError, RunFolderError) as exc:
         parser.error(str(exc))
     if run.stopped_by is not None:

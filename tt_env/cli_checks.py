@@ -1,11 +1,17 @@
-"""Checks the command-line tools run on their arguments before any work starts.
+"""Checks the command-line tools run on their arguments before any work starts, shared by every CLI.
 
-``training.evaluate``, ``training.main_job``, ``tt_env.ui.play`` and ``tt_env.ui.replay`` use them so
-that a bad number or an output path that cannot be written is reported at once, in one line
-(argparse's ``parser.error``, exit status 2), not after twenty minutes of games.
+``training.evaluate``, ``training.main_job``, ``tt_env.ui.play``, ``tt_env.ui.replay`` and the
+other tools use them so that a bad number or an output path that cannot be written is reported
+at once, in one line (exit status 2), not after twenty minutes of games.
 
-- Number types for ``argparse`` (``type=``): :func:`int_at_least`, :func:`seed_arg`,
-  :func:`positive_float`, :func:`decks_arg`. Their messages name the value and the allowed range.
+- :class:`CommandParser`: ``argparse.ArgumentParser`` whose refusals are one line
+  (``prog: error: message``, no usage block) and whose ``prog`` is the name the command was
+  run by (``three-thirteen evaluate`` under the console command, see :func:`invoked_as`).
+- Types for ``argparse`` (``type=``): :func:`int_at_least`, :func:`seed_arg`,
+  :func:`positive_float`, :func:`decks_arg`, :func:`rounds_arg` (the one parser of
+  ``--rounds`` for every tool). Their messages name the value and the allowed range.
+- :func:`significant`: a number with a few significant digits (``0.0123``, ``12.3``, ``4567``),
+  for times and rates that may be tiny or large (``ms/move``, ``games/s``).
 - Output paths: :func:`output_file_problem` and :func:`output_dir_problem` return what is wrong
   with a path (``None`` when it can be written; the text reads after ``"--json PATH: "``). They
   create nothing: they find the nearest folder that exists above the path and check that it is
@@ -18,10 +24,54 @@ that a bad number or an output path that cannot be written is reported at once, 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from pathlib import Path
+from typing import Any, NoReturn
+
+from .engine.rules import ACES_OPTIONS, Rules, option_names
+
+_INVOKED_AS: ContextVar[str | None] = ContextVar("invoked_as", default=None)
+_SHOW_HELP_HINT = ("the following arguments are required", "unrecognized arguments", "one of the arguments")
+
+
+class CommandParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` with the project's conventions for command lines.
+
+    A refusal (a bad value, a missing argument, a check of the tool's own) prints one line,
+    ``prog: error: message``, and exits with status 2: no usage block above it (``--help``
+    shows the usage). ``prog`` is the name the command is run by: the one given (``python -m
+    training.evaluate``), or the console command's (``three-thirteen evaluate``) inside
+    :func:`invoked_as`.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        invoked = _INVOKED_AS.get()
+        if invoked is not None:
+            kwargs["prog"] = invoked
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        hint = " (--help shows the usage)" if message.startswith(_SHOW_HELP_HINT) else ""
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}{hint}\n")
+
+
+@contextlib.contextmanager
+def invoked_as(prog: str) -> Iterator[None]:
+    """Within the block, every :class:`CommandParser` built is named ``prog`` (in ``--help`` and errors)."""
+    token = _INVOKED_AS.set(prog)
+    try:
+        yield
+    finally:
+        _INVOKED_AS.reset(token)
+
+
+def command_name(default: str) -> str:
+    """The name the running command was invoked by: ``default`` unless inside :func:`invoked_as`."""
+    return _INVOKED_AS.get() or default
 
 
 def int_at_least(low: int, *, noun: str = "an integer") -> Callable[[str], int]:
@@ -71,6 +121,74 @@ def decks_arg(text: str) -> int | str:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed: use 'auto' or a number of decks >= 1")
     return value
+
+
+ROUNDS_HELP = "rounds played: 1-11 (all, the default), 11, 9-11 or 9,10,11"
+
+
+def rounds_arg(text: str) -> tuple[int, ...]:
+    """An ``argparse`` type for ``--rounds``: ``"1-11"``, ``"11"``, ``"9-11"``, ``"9,10,11"``, ``"1,3-5"``.
+
+    The rounds must be 1..11 and strictly increasing (``Rules.rounds``); the message names the
+    value and the forms allowed.
+    """
+    forms = "write rounds 1..11 in increasing order, such as 1-11, 11, 9-11 or 9,10,11"
+    rounds: list[int] = []
+    for part in text.split(","):
+        lo, dash, hi = part.strip().partition("-")
+        try:
+            first, last = int(lo), int(hi) if dash else int(lo)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a list of rounds: {forms}") from None
+        if not 1 <= first <= last <= 11:
+            raise argparse.ArgumentTypeError(f"{text!r} is not allowed: {forms}")
+        rounds += range(first, last + 1)
+    if any(b <= a for a, b in zip(rounds, rounds[1:])):
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: the rounds must be strictly increasing ({forms})")
+    return tuple(rounds)
+
+
+def add_rules_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """The rule options of RULES.md as flags, the same in every tool (``num_players`` comes from the seats).
+
+    Returns the group, so that a tool can add its own rule-related flags to it.
+    """
+    group = parser.add_argument_group("rule options (README, 'Options')")
+    group.add_argument("--decks", type=decks_arg, default="auto", help="'auto' (default) or a number of decks >= 1")
+    group.add_argument("--aces", default="low", choices=ACES_OPTIONS, help="ace rule (default low)")
+    group.add_argument("--rounds", type=rounds_arg, default=None, help=ROUNDS_HELP)
+    group.add_argument("--discard-drawn-discard", action="store_true",
+                       help="allow discarding the card just taken from the discard pile")
+    group.add_argument("--max-turns-per-round", type=int_at_least(1), default=200,
+                       help="turns after which a round with nobody out ends, >= 1 (default 200)")
+    group.add_argument("--meld-needs-natural", action="store_true", help="every meld needs a non-wild card")
+    return group
+
+
+def rules_from_args(args: argparse.Namespace, num_players: int) -> Rules:
+    """A :class:`Rules` from the flags of :func:`add_rules_arguments` (``ValueError`` if they do not fit)."""
+    values: dict[str, Any] = {name: getattr(args, name) for name in option_names()[1:] if hasattr(args, name)}
+    if values.get("rounds") is None:
+        values.pop("rounds", None)
+    return Rules(num_players=num_players, **values)
+
+
+def significant(value: float, digits: int = 3) -> str:
+    """``value`` with ``digits`` significant digits and no exponent: ``0.0123``, ``1.23``, ``12.3``, ``4567``.
+
+    Times and rates span orders of magnitude (``ms/move`` of 0.004 for a table lookup, 300 for a
+    search): a fixed number of decimals shows the small ones as ``0.00``.
+    """
+    if not math.isfinite(value):
+        return str(value)
+    if value == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    text = f"{value:.{decimals}f}"
+    rounded = float(text)
+    if rounded and math.floor(math.log10(abs(rounded))) > math.floor(math.log10(abs(value))) and decimals:
+        text = f"{value:.{decimals - 1}f}"  # 0.09996 rounds up to 0.1000: one digit too many
+    return text
 
 
 def available_cpus() -> int:

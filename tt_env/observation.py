@@ -22,6 +22,8 @@ OBS_VERSION = 1
 
 HAND_SCALE = 14.0
 SCORE_SCALE = 100.0
+MAX_SCORE = 11 * 14 * 15
+"""A bound on a cumulative score: at most 14 cards of at most 15 points each in each of 11 rounds."""
 
 
 class ObservationLayout:
@@ -133,8 +135,7 @@ def observation_bounds(num_players: int, max_turns: int, num_decks: int) -> tupl
         lay.view(high, name)[:] = num_decks
     # a card can go back and forth between players, so discards are bounded by the turn limit
     lay.view(high, "opponent_discards")[:] = max(num_decks, max_turns)
-    # at most 14 cards of at most 15 points each in each of 11 rounds
-    lay.view(high, "scores")[:] = 11 * 14 * 15 / SCORE_SCALE
+    lay.view(high, "scores")[:] = MAX_SCORE / SCORE_SCALE
     # someone may go out on the turn that reaches the limit; the N - 1 last turns still follow
     lay.view(high, "turn")[:] = (max_turns + num_players - 1) / max_turns
     return low, high

@@ -53,20 +53,14 @@ from .engine import game
 from .engine.cardlist import CardList
 from .engine.melds import least_penalty
 from .engine.rules import Rules, hand_size
-from .observation import HAND_SCALE, SCORE_SCALE, get_layout
+from .observation_checks import InconsistentObservation, as_vector, check_world, read_observation
 
-
-class InconsistentObservation(ValueError):
-    """The observation cannot come from a game under the given rules (wrong rules or a corrupt vector)."""
-
-
-def _counts(block: np.ndarray) -> np.ndarray:
-    return np.rint(block).astype(np.int64)
+_CARD_IDS = np.arange(52)
 
 
 def _cards_of(counts: np.ndarray) -> list[int]:
     """Card ints of a count vector, each repeated by its count, in card order."""
-    return np.repeat(np.arange(52), counts).tolist()
+    return _CARD_IDS.repeat(counts).tolist()
 
 
 def determinize(observation: np.ndarray | Mapping[str, Any], rules: Rules, rng: np.random.Generator,
@@ -75,69 +69,49 @@ def determinize(observation: np.ndarray | Mapping[str, Any], rules: Rules, rng: 
 
     ``observation`` is a seat's observation vector, or the env's dict with ``"observation"``
     and ``"action_mask"``. ``rules`` are the game's rules (public). Raises
-    :class:`InconsistentObservation` when the observation cannot arise under ``rules``.
+    :class:`InconsistentObservation` when the observation (or the mask) cannot arise under
+    ``rules``: every piece is checked before use (:mod:`tt_env.observation_checks`), and the
+    world built must encode to the observation exactly.
     """
-    if isinstance(observation, Mapping):
-        if action_mask is None:
-            action_mask = observation.get("action_mask")
-        observation = observation["observation"]
-    obs = np.asarray(observation, dtype=np.float32)
+    obs, action_mask = as_vector(observation, action_mask)
+    seen = read_observation(obs, rules)
     n = rules.num_players
-    lay = get_layout(n)
-    if obs.shape != (lay.size,):
-        raise InconsistentObservation(f"observation of shape {obs.shape} does not fit {n} players: expected "
-                                      f"({lay.size},)")
-    opp = n - 1
-    hand = _counts(obs[lay.hand:lay.hand + 52])
-    top_block = obs[lay.discard_top:lay.discard_top + 52]
-    top = int(top_block.argmax()) if top_block.any() else None
-    below = _counts(obs[lay.discard_below:lay.discard_below + 52])
-    taken = _counts(obs[lay.opponent_taken:lay.opponent_taken + 52 * opp]).reshape(opp, 52)
-    discarded = _counts(obs[lay.opponent_discards:lay.opponent_discards + 52 * opp]).reshape(opp, 52)
-    round_number = int(obs[lay.round:lay.round + 11].argmax()) + 1
-    if round_number not in rules.rounds:
-        raise InconsistentObservation(f"round {round_number} is not played under rules.rounds={list(rules.rounds)}")
-    phase = int(obs[lay.phase + 1] > 0.5)
-    went = obs[lay.went_out:lay.went_out + n]
-    went_out = int(went.argmax()) if went.any() else None
-    sizes = [int(round(float(x) * HAND_SCALE)) for x in obs[lay.hand_sizes:lay.hand_sizes + n]]
-    stock_size = int(round(float(obs[lay.stock_size]) * rules.num_cards))
-    scores = [int(round(float(x) * SCORE_SCALE)) for x in obs[lay.scores:lay.scores + n]]
-    turn = int(round(float(obs[lay.turn]) * rules.max_turns_per_round))
+    rows, row_sums, top, taken, discarded = seen.rows, seen.row_sums, seen.top, seen.taken, seen.discarded
+    round_number, phase, went_out, turn = seen.round_number, seen.phase, seen.went_out, seen.turn
+    sizes, stock_size, scores = seen.sizes, seen.stock_size, seen.scores
 
     # ---- the hidden cards and where they may go
-    pile_counts = below.copy()
-    if top is not None:
-        pile_counts[top] += 1
-    hidden = rules.num_decks - hand - pile_counts - taken.sum(axis=0)
+    pile_counts = rows[1] + rows[2]  # the top (one-hot or zero) and the pile below it
+    hidden = rules.num_decks - rows[:n + 2].sum(axis=0)  # less the hand, the pile and the opponents' taken cards
     if hidden.min() < 0:
         card = int(hidden.argmin())
         raise InconsistentObservation(f"card {card} is seen more often than the {rules.num_decks} deck(s) hold")
-    slots = [sizes[k] - int(taken[k - 1].sum()) for k in range(1, n)]
-    if min(slots, default=0) < 0 or sizes[0] != int(hand.sum()):
+    slots = [sizes[k] - row_sums[2 + k] for k in range(1, n)]
+    if min(slots, default=0) < 0 or sizes[0] != row_sums[0]:
         raise InconsistentObservation(f"hand sizes {sizes} do not fit the cards seen in the hands")
-    if sum(slots) + stock_size != int(hidden.sum()):
-        raise InconsistentObservation(f"{int(hidden.sum())} hidden cards do not fill {sum(slots)} unknown hand "
+    num_hidden = int(hidden.sum())
+    if sum(slots) + stock_size != num_hidden:
+        raise InconsistentObservation(f"{num_hidden} hidden cards do not fill {sum(slots)} unknown hand "
                                       f"slots and a stock of {stock_size}")
-    pool = np.repeat(np.arange(52), hidden)
+    pool = _CARD_IDS.repeat(hidden)
     dealt = pool[rng.permutation(pool.size)].tolist()
 
-    hands = [_cards_of(hand)]
+    known_taken = [[]] + [_cards_of(t) for t in taken]
+    hands = [_cards_of(seen.hand)]
     pos = 0
     for k in range(1, n):
-        hands.append(_cards_of(taken[k - 1]) + dealt[pos:pos + slots[k - 1]])
+        hands.append(known_taken[k] + dealt[pos:pos + slots[k - 1]])
         pos += slots[k - 1]
     stock = dealt[pos:]
-    rest = _cards_of(below)
-    rest = [rest[i] for i in rng.permutation(len(rest))]
+    rest = _cards_of(seen.below)
+    rest = [rest[i] for i in rng.permutation(len(rest)).tolist()]
     discard_pile = CardList(rest + ([top] if top is not None else []))
 
     # ---- who is to move, who dealt, what the observer took and threw
-    own_discards = turn - int(discarded.sum())
-    if own_discards < 0:
-        raise InconsistentObservation(f"turn {turn} is less than the {int(discarded.sum())} discards seen")
-    per_seat = [own_discards] + [int(d.sum()) for d in discarded]
-    legal_now = action_mask is not None and bool(np.asarray(action_mask).any())
+    per_opponent = row_sums[n + 2:]
+    own_discards = turn - sum(per_opponent)  # >= 0: read_observation checked it
+    per_seat = [own_discards] + per_opponent
+    legal_now = action_mask is not None and bool(action_mask.any())
     movers = [0] if legal_now else _possible_movers(per_seat, turn, n, sizes, hand_size(round_number), phase,
                                                     went_out)
     if not movers:
@@ -150,9 +124,6 @@ def determinize(observation: np.ndarray | Mapping[str, Any], rules: Rules, rng: 
                                       "turn and hand sizes say otherwise")
     first = (current - turn) % n
     taken_this_turn = None
-    known_taken = [[] for _ in range(n)]
-    for k in range(1, n):
-        known_taken[k] = _cards_of(taken[k - 1])
     if legal_now and phase == game.PHASE_DISCARD and not rules.discard_drawn_discard:
         banned = [c for c in set(hands[0]) if not action_mask[game.DISCARD_BASE + c]]
         if banned:
@@ -163,12 +134,14 @@ def determinize(observation: np.ndarray | Mapping[str, Any], rules: Rules, rng: 
     discards = [CardList(mine)] + [CardList(_cards_of(d)) for d in discarded]
 
     deal_seed, shuffle_seed = rng.integers(2 ** 63, size=2)
-    return game.GameState(
+    world = game.GameState(
         rules=rules, rng=np.random.default_rng(int(deal_seed)), hands=hands, stock=stock,
         discard_pile=discard_pile, round_index=rules.rounds.index(round_number), round_number=round_number,
         dealer=(first - 1) % n, current_player=current, phase=phase, scores=scores, went_out=went_out,
         turn=turn, taken_this_turn=taken_this_turn, known_taken=known_taken, discards=discards,
         shuffle_rng=np.random.default_rng(int(shuffle_seed)))
+    check_world(world, obs, action_mask if legal_now else None)
+    return world
 
 
 def _possible_movers(per_seat: list[int], turn: int, n: int, sizes: list[int], size: int, phase: int,

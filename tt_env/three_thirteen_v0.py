@@ -83,6 +83,36 @@ for the legal actions of the agent to move and all 0 for the others. For N = 2:
 Within each 52-card block, card `c = suit * 13 + (rank - 1)`, suits C, D, H, S, ranks A..K.
 `tt_env.observation.get_layout(N)` gives the offsets for any N.
 
+## State Space (`env.state()`, `env.state_space`)
+
+For centralized critics (MAPPO, QMIX): the whole game as a float32 vector of `160 * N + 236`
+values (556 for 2 players), the same for every agent, seats in absolute order (seat 0 first).
+It shows every hand and the stock, so it must never reach a policy that acts; no observation
+holds any of it beyond what that player may know. `state_space` is its `Box`;
+`tt_env.state.get_state_layout(N)` gives the offsets, `tt_env.state.decode_state(vector, rules)`
+the facts as plain values, and `tt_env.state.STATE_VERSION` (1) is bumped if the layout changes.
+The stock and the discard pile under its top are counts: their order is no player's knowledge
+(a stock is shuffled; the order under the top only feeds the shuffle of a refill). For N = 2:
+
+| Index | State piece | Meaning |
+|---|---|---|
+| 0 - 103 | `hands` | every seat's hand, seat 0 first: count of each card |
+| 104 - 155 | `stock` | the stock: count of each card (its order is not part of the state) |
+| 156 - 207 | `discard_top` | top card of the discard pile (one-hot; all 0 when empty) |
+| 208 - 259 | `discard_below` | counts of the discard pile below its top card |
+| 260 - 363 | `known_taken` | per seat from seat 0: cards it took from the discard pile this round and still holds (counts) |
+| 364 - 467 | `discards` | per seat from seat 0: cards it discarded this round (counts) |
+| 468 - 519 | `taken_this_turn` | the card type just taken from the discard pile, which the mover may not discard this turn (one-hot; all 0 when none) |
+| 520 - 532 | `wild_rank` | wild rank of the round (one-hot, A..K) |
+| 533 - 543 | `round` | round number 1..11 (one-hot) |
+| 544 - 545 | `phase` | phase of the turn (one-hot: draw, discard) |
+| 546 - 547 | `current_player` | seat to move (one-hot) |
+| 548 - 549 | `dealer` | dealer of this round (one-hot) |
+| 550 - 551 | `went_out` | seat that went out this round (one-hot; all 0 if nobody) |
+| 552 - 553 | `scores` | cumulative scores before this round, seat 0 first (/ 100) |
+| 554 | `turn` | turns played this round (/ max_turns_per_round) |
+| 555 | `game_over` | 1 once the last round is scored, else 0 |
+
 ### Legal Actions Mask
 
 Draw phase: 0 when the stock (or the discard pile below its top, to reshuffle) has cards,
@@ -151,6 +181,8 @@ truncated; nothing is ever truncated.
 ## Version History
 
 * v0: initial release (three-thirteen 0.1.0).
+  `state()` and `state_space` added later in 0.1.0 (state layout version 1); observations,
+  actions and rewards unchanged.
 """
 
 from __future__ import annotations
@@ -167,6 +199,7 @@ from .engine import game
 from .engine.rules import Rules, option_names
 from .env_checks import ActionCheckWrapper, checked_seed
 from .observation import encode, get_layout, observation_bounds
+from .state import encode_state, state_bounds
 from .ui.render_text import render_text
 
 REWARD_MODES = ("relative", "penalty", "win")
@@ -230,6 +263,8 @@ class raw_env(AECEnv, EzPickle):
             "observation": gymnasium.spaces.Box(low=low, high=high, dtype=np.float32),
             "action_mask": gymnasium.spaces.Box(low=0, high=1, shape=(game.NUM_ACTIONS,), dtype=np.int8),
         })
+        s_low, s_high = state_bounds(n, self.rules.max_turns_per_round, self.rules.num_decks)
+        self.state_space = gymnasium.spaces.Box(low=s_low, high=s_high, dtype=np.float32)
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: gymnasium.spaces.Discrete(game.NUM_ACTIONS) for a in self.possible_agents}
         self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
@@ -278,6 +313,13 @@ class raw_env(AECEnv, EzPickle):
             raise self._observe_error(agent)
         mask = game.action_mask(state) if seat == state.current_player and not state.game_over else self._no_mask
         return {"observation": encode(state, seat), "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """The full state of the game (every hand, the stock; module docstring, "State Space"), for
+        centralized critics: the same for every agent, computed afresh from ``game_state``."""
+        if self.game_state is None:
+            raise RuntimeError("state() called before reset(): call reset() first")
+        return encode_state(self.game_state)
 
     def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict]:
         """Observation, cumulative reward, termination, truncation and info of the agent to act."""

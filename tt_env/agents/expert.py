@@ -32,6 +32,7 @@ from ..engine.cards import card_value, rank_of, suit_of
 from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
 from ..engine.melds import after_draw_values, discard_penalties, draw_gains, least_penalty
 from ..engine.rules import Rules
+from .base import checked_mask
 from .greedy import discard_key, without
 from .observation_view import ObservationView, decode_observation
 
@@ -238,6 +239,7 @@ class ExpertAgent:
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
         view = decode_observation(observation)
+        action_mask = checked_mask(action_mask, view.hand, view.phase)
         hand, wild = view.hand, view.wild_rank
         final = view.went_out is not None
         can_stock, can_take = bool(action_mask[DRAW_STOCK]), bool(action_mask[TAKE_DISCARD])

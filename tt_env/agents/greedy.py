@@ -17,18 +17,29 @@ import numpy as np
 from ..engine.cards import card_value, rank_of
 from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
 from ..engine.melds import discard_penalties, least_penalty
-from ..engine.rules import Rules
+from ..engine.rules import MAX_DECKS, Rules
 from ..observation import get_layout
-from .base import num_players_of
+from ..observation_checks import InconsistentObservation
+from .base import checked_mask, num_players_of
 
 
 def hand_from_observation(observation: np.ndarray) -> tuple[list[int], int, int | None]:
-    """(own hand as card ints, wild rank, discard top or None): the little greedy needs."""
+    """(own hand as card ints, wild rank, discard top or None): the little greedy needs.
+
+    A hand count that no game produces (not a whole number 0..64: NaN, infinite, negative) is an
+    :class:`~tt_env.observation_checks.InconsistentObservation` (a ``ValueError``)."""
+    observation = np.asarray(observation)
+    if observation.ndim != 1 or observation.dtype.kind not in "biuf":
+        raise ValueError(f"an observation is one vector of numbers, got shape {observation.shape} and dtype "
+                         f"{observation.dtype}")
     lay = get_layout(num_players_of(observation))
-    counts = observation[lay.hand:lay.hand + 52]
     hand: list[int] = []
-    for c in np.flatnonzero(counts).tolist():
-        hand.extend([c] * int(round(float(counts[c]))))
+    for c, v in enumerate(observation[lay.hand:lay.hand + 52].tolist()):
+        if v:
+            if not 0 < v <= MAX_DECKS or v != int(v):  # NaN and infinities fail the first test
+                raise InconsistentObservation(f"observation hand[{c}] is {v}: a count of cards is a whole number "
+                                              f"0..{MAX_DECKS}")
+            hand.extend([c] * int(v))
     wild = int(observation[lay.wild_rank:lay.wild_rank + 13].argmax()) + 1
     top_block = observation[lay.discard_top:lay.discard_top + 52]
     top = int(top_block.argmax()) if top_block.any() else None
@@ -83,6 +94,8 @@ class GreedyAgent:
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
         hand, wild, top = hand_from_observation(observation)
+        phase = int(observation[get_layout(num_players_of(observation)).phase + 1] > 0.5)
+        action_mask = checked_mask(action_mask, hand, phase)
         can_stock, can_take = bool(action_mask[DRAW_STOCK]), bool(action_mask[TAKE_DISCARD])
         if can_stock or can_take:
             if not can_take:

@@ -45,6 +45,7 @@ from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD, GameState
 from ..engine.rules import Rules
 from ..observation import encode
 from ..search import HandBelief, sample_world
+from .base import checked_mask
 from .expert import ExpertAgent
 from .inference import discard_is_consistent
 from .last_turn import last_turn_scores
@@ -254,11 +255,9 @@ class ISMCTSAgent:
 
     # ------------------------------------------------------------------ the decision
     def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
-        mask = np.asarray(action_mask)
-        if not mask.any():
-            raise ValueError("no legal action in the mask: the agent was asked to act out of turn")
+        view = decode_observation(observation)
+        mask = checked_mask(action_mask, view.hand, view.phase)
         if self.exact_last_turn and mask[DRAW_STOCK] and mask[TAKE_DISCARD]:
-            view = decode_observation(observation)
             if view.went_out is not None:
                 return last_turn_scores(view, self.rules)[0][0]
         prior = expert_scores(self.expert, observation, mask)

@@ -13,6 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..observation import HAND_SCALE, SCORE_SCALE, get_layout
+from ..observation_checks import checked_counts
 from .base import num_players_of
 
 _CARD_IDS = np.arange(52)
@@ -86,15 +87,19 @@ def decode_observation(observation: np.ndarray) -> ObservationView:
 
     The count pieces (hand to opponents' discards, adjacent in the layout) are rounded in one
     numpy call, and the short pieces after them are read as one Python list: agents decode
-    every observation they act on, so this is on their hot path.
+    every observation they act on, so this is on their hot path. A vector no game can produce
+    (non-finite or negative entries, fractional or impossible counts) raises
+    :class:`~tt_env.observation_checks.InconsistentObservation`, a ``ValueError``
+    (:func:`~tt_env.observation_checks.checked_counts`).
     """
     obs = np.asarray(observation)
-    if obs.ndim != 1:
-        raise ValueError(f"decode_observation takes one observation vector, got shape {obs.shape}")
+    if obs.ndim != 1 or obs.dtype.kind not in "biuf":
+        raise ValueError(f"decode_observation takes one observation vector of numbers, got shape {obs.shape} "
+                         f"and dtype {obs.dtype}")
     n = num_players_of(obs)
     lay = get_layout(n)
     opp = n - 1
-    counts = np.rint(obs[lay.hand:lay.wild_rank]).astype(np.int64)  # hand .. opponent_discards
+    counts = checked_counts(obs, lay)  # hand .. opponent_discards
     hand_counts = counts[:52]
     if hand_counts.max(initial=0) <= 1:
         hand = np.flatnonzero(hand_counts).tolist()

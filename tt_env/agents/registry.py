@@ -2,7 +2,11 @@
 
 ``make_agent("greedy-v0", rules)`` builds a registered agent; a path to a checkpoint file
 (``*.pt``) is handed to the loader registered with :func:`register_checkpoint_loader`
-(installed by ``models`` when torch is available). Keyword options go to the agent's
+(installed by ``models`` when torch is available). Where torch is missing, a shipped agent's
+name (``ppo-2p-v1``) or a checkpoint path raises
+:class:`~tt_env.optional.MissingDependencyError` (a ``ValueError`` too) saying that torch is
+needed and how to install it, never "unknown agent"; :func:`agent_names` lists every name,
+the shipped ones included, without importing torch. Keyword options go to the agent's
 factory (``make_agent("expert-v0", rules, gamma=1.5)``), so variants need no registration;
 an option the factory does not take is an error naming the ones it does. Names carry a
 version suffix so that published numbers stay comparable: change an agent's behaviour,
@@ -17,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.rules import Rules
+from ..optional import MissingDependencyError, missing_dependency
 from .base import Agent
 
 AgentFactory = Callable[..., Agent]
@@ -26,6 +31,8 @@ CheckpointLoader = Callable[..., Agent]
 
 _AGENTS: dict[str, AgentFactory] = {}
 _CHECKPOINT_LOADERS: list[CheckpointLoader] = []
+_TRAINED_PROBLEM: list[str] = []
+"""Why the trained agents cannot be loaded here (a missing torch), once the plug-ins were tried."""
 
 
 def register_agent(name: str, factory: AgentFactory) -> None:
@@ -40,9 +47,26 @@ def register_checkpoint_loader(loader: CheckpointLoader) -> None:
 
 
 def list_agents() -> list[str]:
-    """Registered agent names, sorted."""
+    """Names of the agents that can be built here, sorted (the trained ones only where torch is installed)."""
     _load_plugins()
     return sorted(_AGENTS)
+
+
+def agent_names() -> list[str]:
+    """Every agent name, the shipped trained agents included even where torch is missing, sorted.
+
+    For help texts and error messages: it imports no torch (the shipped names come from
+    ``models.shipped``). :func:`list_agents` is what can be built here.
+    """
+    return sorted(set(_AGENTS) | set(_shipped_names()))
+
+
+def _shipped_names() -> list[str]:
+    try:
+        from models.shipped import available_shipped
+    except ImportError:  # pragma: no cover - tt_env installed without the models package
+        return []
+    return available_shipped()
 
 
 def make_agent(spec: str | Agent, rules: Rules | None = None, **options: Any) -> Agent:
@@ -63,12 +87,14 @@ def make_agent(spec: str | Agent, rules: Rules | None = None, **options: Any) ->
         factory = _AGENTS[spec]
         check_options(factory, options, spec)
         return factory(rules, **options)
+    if _TRAINED_PROBLEM and spec in _shipped_names():
+        raise MissingDependencyError(f"agent {spec!r} (a trained network) {_TRAINED_PROBLEM[0]}", name="torch")
     if os.path.exists(spec) or spec.endswith((".pt", ".safetensors")):
         if not os.path.exists(spec):
             raise FileNotFoundError(f"checkpoint {spec!r} does not exist")
         if not _CHECKPOINT_LOADERS:
-            raise ValueError(f"cannot load checkpoint {spec!r}: no checkpoint loader is available "
-                             f"(install the training extra: pip install -e '.[train]')")
+            why = _TRAINED_PROBLEM[0] if _TRAINED_PROBLEM else "needs a checkpoint loader, and none is registered"
+            raise MissingDependencyError(f"checkpoint {spec!r} {why}", name="torch")
         errors = []
         for loader in _CHECKPOINT_LOADERS:
             try:
@@ -77,7 +103,7 @@ def make_agent(spec: str | Agent, rules: Rules | None = None, **options: Any) ->
             except ValueError as exc:
                 errors.append(str(exc))
         raise ValueError(f"cannot load checkpoint {spec!r}: " + "; ".join(errors))
-    raise ValueError(f"unknown agent {spec!r}: use a checkpoint path or one of {sorted(_AGENTS)}")
+    raise ValueError(f"unknown agent {spec!r}: use a checkpoint path or one of {agent_names()}")
 
 
 def check_options(factory: Callable[..., Any], options: dict[str, Any], spec: str) -> None:
@@ -109,5 +135,10 @@ def _load_plugins() -> None:
     _plugins_loaded = True
     try:
         import models.agent_loader  # noqa: F401  (registers the checkpoint loader and shipped agents)
-    except ImportError:
-        pass
+    except ImportError as exc:  # torch missing (or broken): the scripted agents still work
+        if getattr(exc, "name", None) == "models":  # pragma: no cover - tt_env installed alone
+            return
+        missing = missing_dependency(exc, "")
+        _TRAINED_PROBLEM.append(str(missing).strip() if missing else
+                                f"cannot be loaded here: importing models.agent_loader failed "
+                                f"({type(exc).__name__}: {exc})")

@@ -203,6 +203,12 @@ def _deal(state: GameState) -> None:
     state.passed = [CardList() for _ in range(n)]
 
 
+def max_actions(rules: Rules) -> int:
+    """The most actions a whole game can take: two a turn, at most ``max_turns_per_round + N - 1``
+    turns a round (someone may go out on the turn that reaches the limit; the others then play once)."""
+    return len(rules.rounds) * 2 * (rules.max_turns_per_round + rules.num_players - 1)
+
+
 def legal_actions(state: GameState) -> list[int]:
     """Ids of the actions the player to move may take now (empty once the game is over)."""
     if state.game_over:

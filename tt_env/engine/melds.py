@@ -10,6 +10,10 @@ the vocabulary). The environment variable ``TT_ENV_SOLVER``, read once at import
 - ``c``: C, and an ImportError at import if it was not built;
 - ``python``: Python, even where C is built.
 
+The Python backend stops a search after ``melds_py.MAX_SEARCH_STATES`` states (a few seconds)
+with a ``ValueError``: every hand of up to 16 cards fits, the hardest hands of 20 and more cards
+do not (C answers them, in up to a minute for the hardest 40-card hands).
+
 ``solver_backend()`` (and the constant ``SOLVER_BACKEND``) says which is in use.
 ``least_penalty``, ``discard_penalties``, ``after_draw_values`` and ``draw_gains`` are the
 backend's own functions, bound here with no Python wrapper in between: they are the hot path of the agents

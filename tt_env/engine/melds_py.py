@@ -20,6 +20,10 @@ for ``after_draw_values`` and each hand of ``draw_gains``, at most 39 (the drawn
 40); then ``cards`` an iterable of card ints (any number), or ``weights`` 52 real numbers,
 ``out_bonus`` a real number and ``draws`` None or one int in 0..2**52 - 1 per hand.
 
+Work: this backend (only) stops a search after ``MAX_SEARCH_STATES`` (150,000) memoised states
+(a few seconds) with a ``ValueError`` that says so. Every hand of up to 16 cards fits (the bound
+below); the hardest hands of 20 and more cards do not, where C answers (in up to a minute).
+
 Terminology (used throughout the engine):
 
 - **natural**: a card that is not of this round's wild rank.
@@ -57,6 +61,12 @@ from .cards import card_value
 
 Melds = list[list[int]]
 MAX_CARDS = 40
+MAX_SEARCH_STATES = 150_000
+"""States one search of this backend may memoise (a few seconds) before it gives up with a
+``ValueError``. A hand of n naturals and w wilds has at most 2**n * (w + 1)**2 states, so every
+hand of up to 16 cards fits (the game's hold at most 14, 15 with a draw); most larger ones do
+too, but some of 20 and more cards do not (the C backend, which has no such stop, takes seconds to
+a minute for the hardest 40-card hands)."""
 _WILD_RANKS = "use 1..13 (or 0 for no wilds)"
 
 
@@ -117,6 +127,13 @@ def check_cards(cards: Iterable[int], what: str, max_cards: int | None = None) -
     return out
 
 
+def _too_hard(size: int, wilds: int) -> str:
+    return (f"this hand of {size} cards ({wilds} wild) needs more than the {MAX_SEARCH_STATES:,} search states "
+            f"the pure-Python meld solver allows itself (a few seconds): every hand of up to 16 cards fits (the game's "
+            f"hold at most 15); for larger ones use the C accelerator (built by pip install where a C compiler "
+            f"exists; TT_ENV_SOLVER=c)")
+
+
 # --------------------------------------------------------------------------- the search
 class _Search:
     """The memoised search over one hand (see the module docstring)."""
@@ -136,12 +153,19 @@ class _Search:
         self.aces_high = aces_high
         self.meld_needs_natural = meld_needs_natural
         self.memo: dict[tuple[tuple[int, ...], int, int], int] = {}
+        self.size = len(cards)
 
     def best(self, rem: tuple[int, ...], w: int, room: int) -> int:
-        """Least penalty of the naturals ``rem`` with ``w`` wilds, ``room`` in the melds so far."""
-        key = (rem, w, room)
+        """Least penalty of the naturals ``rem`` with ``w`` wilds, ``room`` in the melds so far.
+
+        Room beyond the wilds left changes nothing (leaves compare room with wilds; wilds only
+        decrease and room only grows below a state), so the key holds ``min(room, w)``, as in C.
+        """
+        key = (rem, w, room if room < w else w)
         value = self.memo.get(key)
         if value is None:
+            if len(self.memo) >= MAX_SEARCH_STATES:
+                raise ValueError(_too_hard(self.size, self.num_wilds))
             if not any(rem):
                 if w == 0 or room >= w or (not self.meld_needs_natural and w >= 3):
                     value = 0

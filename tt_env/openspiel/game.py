@@ -102,6 +102,8 @@ _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 # and the order of a refilled stock, whose next card a chance node chooses anyway. So every
 # engine state of this game shares this one (copies are cheaper without a generator each).
 _ENGINE_RNG = np.random.default_rng(0)
+_MAX_CPP_INT = 2 ** 31 - 1
+"""OpenSpiel holds parameters and ``max_game_length`` in C++ ints."""
 
 
 # ---------------------------------------------------------------------------- parameters
@@ -138,7 +140,13 @@ def rules_from_params(params: Mapping[str, Any]) -> Rules:
     elif isinstance(decks, int) and not isinstance(decks, bool) and decks < 0:
         raise ValueError(f"decks={decks!r} is not allowed: use 0 (auto: 1 deck for 2 players, 2 for 3-4, "
                          f"more beyond) or a number of decks >= 1")
-    return Rules.from_dict(values)
+    rules = Rules.from_dict(values)
+    longest = game_info_numbers(rules)["max_game_length"]
+    if longest > _MAX_CPP_INT:
+        raise ValueError(f"max_turns_per_round={rules.max_turns_per_round} is not allowed in OpenSpiel: the longest "
+                         f"game ({longest:,} decisions) must fit a 32-bit int; use at most "
+                         f"{_MAX_CPP_INT // (2 * len(rules.rounds)) - rules.num_players + 1:,}")
+    return rules
 
 
 def params_from_rules(rules: Rules) -> dict[str, Any]:
@@ -160,18 +168,18 @@ def relative_returns(scores: list[int]) -> list[float]:
     return [(total - n * s) / scale for s in scores]
 
 
-def game_info(rules: Rules) -> pyspiel.GameInfo:
-    """The game's sizes and bounds, all derived from ``rules``."""
+def game_info_numbers(rules: Rules) -> dict[str, Any]:
+    """The game's sizes and bounds, all derived from ``rules`` (the fields of :func:`game_info`)."""
     n = rules.num_players
     bound = max_total_penalty(rules) / REWARD_SCALE
-    return pyspiel.GameInfo(
-        num_distinct_actions=engine.NUM_ACTIONS,
-        max_chance_outcomes=NUM_CARD_TYPES,
-        num_players=n,
-        min_utility=-bound,
-        max_utility=bound,
-        utility_sum=0.0,
-        max_game_length=len(rules.rounds) * 2 * (rules.max_turns_per_round + n - 1))
+    return dict(num_distinct_actions=engine.NUM_ACTIONS, max_chance_outcomes=NUM_CARD_TYPES, num_players=n,
+                min_utility=-bound, max_utility=bound, utility_sum=0.0,
+                max_game_length=engine.max_actions(rules))
+
+
+def game_info(rules: Rules) -> pyspiel.GameInfo:
+    """The game's sizes and bounds as OpenSpiel's ``GameInfo``."""
+    return pyspiel.GameInfo(**game_info_numbers(rules))
 
 
 _GAME_TYPE = pyspiel.GameType(
@@ -416,28 +424,47 @@ def state_to_json(state: ThreeThirteenState) -> str:
     return dumps({"format": JSON_FORMAT, "game": GAME_NAME, "params": params, "history": list(state.history())})
 
 
+def max_history_length(rules: Rules) -> int:
+    """An upper bound on the actions of a whole game, chance outcomes included: the first dealer, every
+    card dealt, every decision, and a chance outcome for at most every other decision (stock draws)."""
+    n = rules.num_players
+    dealt = sum(n * hand_size(r) + 1 for r in rules.rounds)
+    decisions = game_info_numbers(rules)["max_game_length"]
+    return 1 + dealt + decisions + decisions // 2
+
+
 def state_from_json(text: str) -> tuple[pyspiel.Game, ThreeThirteenState]:
     """``(game, state)`` from :func:`state_to_json`'s text; ``ValueError`` names what is wrong.
 
-    Safe for untrusted text: it is parsed as JSON and every action is checked against the
-    legal actions (or chance outcomes) of the state it is applied to.
+    Safe for untrusted text: it is parsed as bounded JSON (:func:`tt_env.json_input.loads`), the
+    parameters are checked as :class:`Rules` before OpenSpiel sees them, the history's length
+    against the longest game those rules allow, and every action against the legal actions (or
+    chance outcomes) of the state it is applied to. Whatever the text, the only error is
+    ``ValueError``.
     """
-    import json
+    from ..json_input import loads
 
     try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, TypeError) as exc:
+        data = loads(text, "it")
+    except ValueError as exc:
         raise ValueError(f"not a {JSON_FORMAT} text: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != JSON_FORMAT:
-        raise ValueError(f"not a {JSON_FORMAT} text (its 'format' is {data.get('format') if isinstance(data, dict) else None!r})")
+        shown = data.get("format") if isinstance(data, dict) else None
+        raise ValueError(f"not a {JSON_FORMAT} text (its 'format' is {str(shown)[:80]!r})")
+    if data.get("game", GAME_NAME) != GAME_NAME:
+        raise ValueError(f"a {JSON_FORMAT} text is a state of {GAME_NAME!r}, not of {str(data['game'])[:80]!r}")
     params, history = data.get("params"), data.get("history")
     if not isinstance(params, dict) or not isinstance(history, list):
         raise ValueError("a state text needs 'params' (an object) and 'history' (a list of action ids)")
-    game = pyspiel.load_game(GAME_NAME, params)
+    rules = rules_from_params(params)  # ValueError for any name or value the game does not take
+    if len(history) > max_history_length(rules):
+        raise ValueError(f"a history of {len(history):,} actions is longer than any game under these rules "
+                         f"(at most {max_history_length(rules):,})")
+    game = pyspiel.load_game(GAME_NAME, params_from_rules(rules))
     state = game.new_initial_state()
     for step, action in enumerate(history):
         if not isinstance(action, int) or isinstance(action, bool):
-            raise ValueError(f"history[{step}] = {action!r} is not an action id")
+            raise ValueError(f"history[{step}] = {str(action)[:40]!r} is not an action id")
         if state.is_terminal():
             raise ValueError(f"history[{step}]: the game is already over")
         allowed = ([a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions())

@@ -23,7 +23,6 @@ a rich ``Console``, so tests drive it with scripted input.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -32,12 +31,13 @@ from typing import Any
 import numpy as np
 
 from ..actions import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
-from ..agents import Agent, make_agent
-from ..cli_checks import decks_arg, int_at_least, output_file_problem, seed_arg
+from ..agents import Agent, agent_names, make_agent
+from ..cli_checks import (CommandParser, add_rules_arguments, int_at_least, output_file_problem, rounds_arg,
+                          rules_from_args, seed_arg)
 from ..engine.cards import parse_card
 from ..engine.game import PHASE_DRAW, GameState, legal_actions
 from ..engine.melds import least_penalty
-from ..engine.rules import Rules, option_names, wild_rank
+from ..engine.rules import Rules, wild_rank
 from ..three_thirteen_v0 import raw_env
 from .records import GameRecord, GameRecorder, save_record
 from .tui import card_label, card_text, final_view, hand_line, require_rich, round_view, table_view
@@ -357,45 +357,22 @@ def _looks_like_card(word: str) -> bool:
 
 
 # ---------------------------------------------------------------------- command line
-def parse_rounds(text: str) -> tuple[int, ...]:
-    """Rounds from ``"1-11"``, ``"11"`` or ``"9,10,11"``."""
-    rounds: list[int] = []
-    try:
-        for part in text.split(","):
-            lo, _, hi = part.strip().partition("-")
-            rounds += range(int(lo), int(hi or lo) + 1)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a list of rounds: write 1-11, 11 or 9,10,11") from None
-    return tuple(rounds)
+parse_rounds = rounds_arg
+"""The ``--rounds`` parser (``tt_env.cli_checks.rounds_arg``, shared by every tool)."""
 
 
-def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
-    """The rule options of RULES.md as command-line flags (``num_players`` comes from the seats)."""
-    group = parser.add_argument_group("rules options (RULES.md)")
-    group.add_argument("--decks", type=decks_arg, default="auto", help='"auto" or a number of decks')
-    group.add_argument("--aces", default="low", choices=["low", "high_or_low"])
-    group.add_argument("--rounds", type=parse_rounds, default=None, help="rounds played: 1-11 (default), 11, 9,10,11")
-    group.add_argument("--discard-drawn-discard", action="store_true",
-                       help="allow discarding the card just taken from the discard pile")
-    group.add_argument("--max-turns-per-round", type=int_at_least(1), default=200)
-    group.add_argument("--meld-needs-natural", action="store_true", help="every meld needs a non-wild card")
-
-
-def rules_from_args(args: argparse.Namespace, num_players: int) -> Rules:
-    """A :class:`Rules` from the flags of :func:`add_rules_arguments`."""
-    values: dict[str, Any] = {name: getattr(args, name) for name in option_names()[1:] if hasattr(args, name)}
-    if values.get("rounds") is None:
-        values.pop("rounds", None)
-    return Rules(num_players=num_players, **values)
+def opponents_help() -> str:
+    """The ``--opponents`` help: the agents the registry has now (scripted and shipped), never a fixed list."""
+    return (f"agents to play against: registry names ({', '.join(agent_names())}) or checkpoint paths "
+            f"(default expert-v0)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; returns the exit status (``EXIT_*``; a bad command line exits with 2)."""
-    parser = argparse.ArgumentParser(prog="python -m tt_env.ui.play", description="Play Three Thirteen in the terminal.",
+    parser = CommandParser(prog="python -m tt_env.ui.play", description="Play Three Thirteen in the terminal.",
                                      epilog="exit status: 0 the game ended or you quit; 1 an agent failed; "
                                             "2 a bad command line; 3 the input ended before the game was over")
-    parser.add_argument("--opponents", nargs="+", default=["expert-v0"],
-                        help="agents to play against: registry names (greedy-v0, expert-v0, ppo-2p-v0) or checkpoints")
+    parser.add_argument("--opponents", nargs="+", default=["expert-v0"], help=opponents_help())
     parser.add_argument("--seat", type=int_at_least(0, noun="a seat"), default=0,
                         help="your seat, 0..N-1 (play passes to seat+1)")
     parser.add_argument("--seed", type=seed_arg, default=None,
@@ -405,7 +382,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="save the game record to FILE at the end (or on quitting) without asking")
     add_rules_arguments(parser)
     args = parser.parse_args(argv)
-    require_rich()
+    try:
+        require_rich()
+    except ValueError as exc:  # MissingDependencyError: rich is not installed
+        parser.error(str(exc))
     if args.save and (problem := output_file_problem(args.save)):
         parser.error(f"--save {args.save}: {problem}")
     num_players = len(args.opponents) + 1
@@ -422,7 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         session.run()
     except Exception as exc:  # an agent failed; the session has shown it and offered to save the game
-        print(f"python -m tt_env.ui.play: error: the game cannot go on: {exc}", file=sys.stderr)
+        print(f"{parser.prog}: error: the game cannot go on: {exc}", file=sys.stderr)
         return EXIT_AGENT_FAILED
     return EXIT_INPUT_ENDED if session.outcome == "input-ended" else EXIT_OK
 

@@ -29,7 +29,6 @@ replays up to its last action.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,12 +41,15 @@ from .. import jsonio
 from ..actions import action_name
 from ..engine import game
 from ..engine.rules import Rules
+from ..json_input import MAX_CHARS, loads
 
 FORMAT_NAME = "three-thirteen-game"
 FORMAT_VERSION = 1
 REQUIRED_KEYS = ("format_version", "rules", "seed", "seats", "actions")
 OPTIONAL_KEYS = ("format", "reward_mode", "final_scores", "rng_state", "reshuffle_seed", "tt_env_version")
 Seed = int | tuple[int, ...]
+MAX_SEED_WORDS = 64
+"""A seed list longer than this is refused (the evaluator's have three entries)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,9 @@ class GameRecord:
                              f"{list(REQUIRED_KEYS) + list(OPTIONAL_KEYS)}")
         if data.get("format", FORMAT_NAME) != FORMAT_NAME:
             raise ValueError(f"{source} has format {data['format']!r}, not {FORMAT_NAME!r}")
+        if not isinstance(data["rules"], Mapping):
+            raise ValueError(f"{source} has rules {str(data['rules'])[:80]!r}: use an object of rule options "
+                             f"(as Rules.to_dict() writes)")
         try:
             rules = Rules.from_dict(data["rules"])
         except (TypeError, ValueError) as exc:
@@ -113,13 +118,17 @@ class GameRecord:
         if seed is None and rng_state is None:
             raise ValueError(f"{source} has seed null and no rng_state: the deal cannot be reproduced")
         if rng_state is not None and not isinstance(rng_state, Mapping):
-            raise ValueError(f"{source} has rng_state {rng_state!r}: use a numpy bit_generator.state object")
+            raise ValueError(f"{source} has rng_state {str(rng_state)[:80]!r}: use a numpy bit_generator.state "
+                             f"object")
         seats = data["seats"]
         if (not isinstance(seats, list) or len(seats) != rules.num_players
                 or not all(isinstance(s, str) for s in seats)):
             raise ValueError(f"{source} has seats {seats!r}: use a list of {rules.num_players} agent names "
                              f"(one per seat, as rules.num_players says)")
         actions = data["actions"]
+        if isinstance(actions, list) and len(actions) > game.max_actions(rules):
+            raise ValueError(f"{source} has {len(actions):,} actions: a whole game under its rules takes at most "
+                             f"{game.max_actions(rules):,}")
         if not isinstance(actions, list) or not all(
                 isinstance(a, int) and not isinstance(a, bool) and 0 <= a < game.NUM_ACTIONS for a in actions):
             raise ValueError(f"{source} has bad actions: use a list of action ids 0..{game.NUM_ACTIONS - 1}")
@@ -130,11 +139,15 @@ class GameRecord:
             raise ValueError(f"{source} has reward_mode {reward_mode!r}: use one of {list(REWARD_MODES)}")
         final = data.get("final_scores")
         if final is not None and (not isinstance(final, list) or len(final) != rules.num_players
-                                  or not all(isinstance(s, int) for s in final)):
-            raise ValueError(f"{source} has final_scores {final!r}: use a list of {rules.num_players} integers")
-        return cls(rules=rules, seed=seed, seats=tuple(seats), actions=tuple(actions), reward_mode=reward_mode,
-                   final_scores=tuple(final) if final is not None else None, rng_state=rng_state,
-                   reshuffle_seed=reshuffle_seed)
+                                  or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in final)):
+            raise ValueError(f"{source} has final_scores {str(final)[:80]!r}: use a list of {rules.num_players} "
+                             f"integers >= 0")
+        record = cls(rules=rules, seed=seed, seats=tuple(seats), actions=tuple(actions), reward_mode=reward_mode,
+                     final_scores=tuple(final) if final is not None else None, rng_state=rng_state,
+                     reshuffle_seed=reshuffle_seed)
+        if rng_state is not None:
+            record.new_generator()  # a bad state is refused now, not when the replay starts
+        return record
 
     def new_generator(self) -> np.random.Generator:
         """The game's random generator as it was when the game began."""
@@ -142,7 +155,7 @@ class GameRecord:
             rng = np.random.default_rng()
             try:
                 rng.bit_generator.state = dict(self.rng_state)
-            except (TypeError, ValueError, KeyError) as exc:
+            except (TypeError, ValueError, KeyError, OverflowError) as exc:
                 raise ValueError(f"the record's rng_state is not a state of numpy's default generator: {exc}") from exc
             return rng
         return np.random.default_rng(_plain(self.seed))
@@ -155,10 +168,10 @@ def _seed(value: Any, name: str, source: str) -> Seed | None:
 
     if value is None or ok(value):
         return value
-    if isinstance(value, (list, tuple)) and value and all(ok(v) for v in value):
+    if isinstance(value, (list, tuple)) and 0 < len(value) <= MAX_SEED_WORDS and all(ok(v) for v in value):
         return tuple(value)
-    raise ValueError(f"{source} has {name} {value!r}: use a non-negative integer or a list of them"
-                     + (" (or null with rng_state)" if name == "seed" else ""))
+    raise ValueError(f"{source} has {name} {str(value)[:80]}: use a non-negative integer or a list of 1 to "
+                     f"{MAX_SEED_WORDS} of them" + (" (or null with rng_state)" if name == "seed" else ""))
 
 
 def _plain(seed: Seed | None) -> int | list[int] | None:
@@ -217,19 +230,22 @@ def save_record(record: GameRecord, path: str | Path) -> Path:
 
 
 def load_record(path: str | Path) -> GameRecord:
-    """Read and validate a record file; ``ValueError`` names the file and what is wrong."""
+    """Read and validate a record file; ``ValueError`` names the file and what is wrong.
+
+    At most :data:`~tt_env.json_input.MAX_CHARS` characters are read (a record of the longest
+    default game is about 30 KB), so a huge or endless file (``/dev/zero``) is refused at once.
+    """
     path = Path(path)
+    where = f"game record {str(path)!r}"
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as f:
+            text = f.read(MAX_CHARS + 1)
     except FileNotFoundError:
-        raise FileNotFoundError(f"game record {str(path)!r} does not exist") from None
+        raise FileNotFoundError(f"{where} does not exist") from None
     except UnicodeDecodeError as exc:
-        raise ValueError(f"game record {str(path)!r} is not a text file: {exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"game record {str(path)!r} is not valid JSON: {exc}") from exc
-    return GameRecord.from_dict(data, source=f"game record {str(path)!r}")
+        raise ValueError(f"{where} is not a text file: {exc}") from None
+    data = loads(text, where, max_chars=MAX_CHARS)
+    return GameRecord.from_dict(data, source=where)
 
 
 def _as_record(record: GameRecord | Mapping[str, Any] | str | Path) -> GameRecord:

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from ..actions import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
-from ..cli_checks import output_dir_problem, output_file_problem, positive_float
+from ..cli_checks import CommandParser, command_name, output_dir_problem, output_file_problem, positive_float
+from ..optional import require
 from .records import GameRecord, load_record, replay, replay_final
 from .tui import card_label, final_view, require_rich, round_view, table_view
 
@@ -137,7 +138,7 @@ def print_replay(record: GameRecord, console: Any, *, step: bool = False,
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m tt_env.ui.replay", description="Replay a saved Three Thirteen game.",
+    parser = CommandParser(prog="python -m tt_env.ui.replay", description="Replay a saved Three Thirteen game.",
                                      epilog="exit status: 0 replayed; 1 the record is malformed or does not replay; "
                                             "2 a bad command line")
     parser.add_argument("record", help="a game record (JSON) saved by tt_env.ui.play or the evaluator")
@@ -160,6 +161,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--gif {args.gif}: {problem}")
     if args.frames and (problem := output_dir_problem(args.frames)):
         parser.error(f"--frames {args.frames}: {problem}")
+    try:  # what the output needs, before the record is read
+        if args.gif or args.frames:
+            require(["PIL"], "--gif and --frames", extra="render")
+        else:
+            require_rich()
+    except ValueError as exc:  # MissingDependencyError
+        parser.error(str(exc))
     try:
         record = load_record(args.record)
     except ValueError as exc:  # the file's content: not JSON, not a record
@@ -179,11 +187,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 count = save_frames(record, args.frames, seat=args.seat, private=args.private)
         except OSError as exc:  # checked above; only a change on disk since then gets here
-            print(f"python -m tt_env.ui.replay: error: cannot write {args.gif or args.frames}: {exc}", file=sys.stderr)
+            print(f"{parser.prog}: error: cannot write {args.gif or args.frames}: {exc}", file=sys.stderr)
             return 2
         print(f"wrote {count} frames to {args.gif or args.frames}")
         return 0
-    require_rich()
     from rich.console import Console
 
     print_replay(record, Console(highlight=False), step=args.step)
@@ -193,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _bad_record(exc: Exception, path: str | None = None) -> int:
     """Report a record that cannot be replayed in one line; exit status 1."""
     where = f"game record {path!r}: " if path else ""
-    print(f"python -m tt_env.ui.replay: error: {where}{exc}", file=sys.stderr)
+    print(f"{command_name('python -m tt_env.ui.replay')}: error: {where}{exc}", file=sys.stderr)
     return 1
 
 

@@ -16,15 +16,14 @@ from ..engine.game import PHASE_DRAW, GameState, RoundRecord, winners
 from ..engine.melds import best_melds, least_penalty
 from ..engine.rules import Rules
 from ..engine.rules import wild_rank as round_wild_rank
+from ..optional import require
 from .render_text import sorted_hand
 
 
 def require_rich() -> None:
-    """Raise ``SystemExit`` with the install hint when rich is missing."""
-    try:
-        import rich  # noqa: F401
-    except ImportError:  # pragma: no cover - depends on the installation
-        raise SystemExit("the terminal game and replays need rich: pip install 'three-thirteen[render]'") from None
+    """Raise :class:`~tt_env.optional.MissingDependencyError` (a ``ValueError``) with the install hint
+    when rich is missing; the command lines turn it into their one-line refusal."""
+    require(["rich"], "playing or replaying in the terminal", extra="render")
 
 
 def rank_label(rank: int) -> str:

@@ -1,0 +1,110 @@
+"""One game of the Watch page: a game record replayed, to step through in any order.
+
+A record comes from a file the person opens (checked whole by ``tt_env.ui.records.replay``
+before anything is shown: an illegal move, moves after the end or wrong final scores are
+refused with the step that is wrong) or from a new game among chosen agents, played here
+on the engine. Positions are kept every :data:`SNAPSHOT_EVERY` moves; any other position is
+the nearest one before it played forward with the engine.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..agents import Agent
+from ..engine.game import GameState, RoundRecord, action_mask, legal_actions, new_game
+from ..engine.rules import Rules
+from ..observation import encode
+from ..ui.records import GameRecord, record_from_game, replay
+from .validate import RequestError
+from .views import event_seen_by, play_move, round_end_view, round_totals, table_view
+
+SNAPSHOT_EVERY = 16
+
+
+class WatchGame:
+    """A checked record and the positions of its replay."""
+
+    def __init__(self, record: GameRecord) -> None:
+        self.record = record
+        self.names = list(record.seats)
+        self.snapshots: list[GameState] = []
+        self.events: list[dict[str, Any]] = []
+        self.round_ends: dict[int, RoundRecord] = {}
+        """Step -> the round that the move of that step finished."""
+        before: GameState | None = None
+        try:
+            for i, env in replay(record):  # each move is checked by replay() before it is noted here
+                state = env.game_state
+                if before is not None:
+                    self._note(i, before, record.actions[i - 1])
+                if i % SNAPSHOT_EVERY == 0:
+                    self.snapshots.append(state.copy())
+                before = None if state.game_over else state.copy()
+        except ValueError as exc:
+            raise RequestError(f"the record does not replay: {exc}") from None
+        self.lock = threading.Lock()
+
+    def _note(self, step: int, before: GameState, action: int) -> None:
+        """The event and round end of the move of ``step`` (played on a copy of the position before it)."""
+        event, result = play_move(before, action)
+        self.events.append({"step": step, **event})
+        if result.round_record is not None:
+            self.round_ends[step] = result.round_record
+
+    @property
+    def steps(self) -> int:
+        """Moves in the record (positions are ``0 .. steps``)."""
+        return len(self.record.actions)
+
+    def position(self, step: int) -> GameState:
+        """The game after ``step`` moves."""
+        if not 0 <= step <= self.steps:
+            raise RequestError(f"step={step} is not a position of this game: use 0..{self.steps}")
+        state = self.snapshots[step // SNAPSHOT_EVERY].copy()
+        for action in self.record.actions[step // SNAPSHOT_EVERY * SNAPSHOT_EVERY:step]:
+            play_move(state, action)
+        return state
+
+    def view(self, step: int, viewer: int | None) -> dict[str, Any]:
+        """Position ``step`` with every hand face up (``viewer=None``) or as seat ``viewer`` saw it."""
+        n = self.record.rules.num_players
+        if viewer is not None and not 0 <= viewer < n:
+            raise RequestError(f"seat={viewer} is not a seat of this game: use all or 0..{n - 1}")
+        state = self.position(step)
+        last = event_seen_by(self.events[step - 1], viewer) if step > 0 else None
+        finished = self.round_ends.get(step)
+        round_end = None
+        if finished is not None:
+            done = sum(1 for s in self.round_ends if s <= step)
+            round_end = round_end_view(finished, self.record.rules, self.names, round_totals(state, done))
+        recent = [event_seen_by(e, viewer) for e in self.events[max(0, step - 12):step]]
+        return {"table": table_view(state, self.names, viewer), "step": step, "steps": self.steps,
+                "last": last, "recent": recent, "round_end": round_end, "seats": self.names}
+
+
+def play_agents_game(agents: Sequence[Agent], names: Sequence[str], rules: Rules, seed: int) -> GameRecord:
+    """A whole game among ``agents`` (seat ``p``: ``agents[p]``) on the engine, as a record."""
+    state = new_game(rules, np.random.default_rng(seed))
+    rng = np.random.default_rng([seed, 1])
+    actions: list[int] = []
+    while not state.game_over:
+        p = state.current_player
+        action = int(agents[p].act(encode(state, p), action_mask(state), rng))
+        if action not in legal_actions(state):
+            raise RuntimeError(f"agent {names[p]} at seat {p} chose the illegal action {action}")
+        play_move(state, action)
+        actions.append(action)
+    return record_from_game(rules, seed, names, actions, state.scores)
+
+
+def record_from_upload(data: Mapping[str, Any]) -> GameRecord:
+    """A record from the JSON the browser sent (400 naming what is wrong)."""
+    try:
+        return GameRecord.from_dict(data, source="the record")
+    except (TypeError, ValueError) as exc:
+        raise RequestError(str(exc)) from None
