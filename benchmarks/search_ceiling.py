@@ -15,7 +15,6 @@ of the gap a perfect belief would close, not an agent to ship.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time

@@ -13,7 +13,6 @@ from tt_env.engine.rules import Rules
 
 from .belief import load_belief
 
-
 ISMCTS_V1_DEFAULTS = {"worlds": 16, "min_worlds": 8, "candidates": 2, "z": 3.0, "margin": 1.0, "tilt": 0.025,
                       "infer": 6, "horizon": 0}
 """``ismcts-v1``'s documented defaults (the search options it does not share with ``ismcts-v0``'s)."""

@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from models.agent_loader import ISMCTS_V1_DEFAULTS  # noqa: E402
+from models.search_agents import ISMCTS_V1_DEFAULTS  # noqa: E402
 from models.belief import Belief  # noqa: E402
 from models.belief_net import BeliefNet  # noqa: E402
 from tt_env.agents import ExpertAgent, ISMCTSAgent, list_agents, make_agent  # noqa: E402
@@ -101,17 +101,18 @@ def test_worlds_come_from_the_belief_and_inference_redraws_them():
     plain = make_agent("ismcts-v1", rules, belief=counting, infer=0, worlds=4, min_worlds=4, z=100.0, candidates=2)
     inferring = make_agent("ismcts-v1", rules, belief=counting, infer=8, worlds=4, min_worlds=4, z=100.0,
                            candidates=2)
-    searched, extra = 0, 0
+    searched, plain_draws, inferring_draws = 0, 0, 0
     for obs, mask in _positions(rules, 60, seed=3):
         before = counting.draws
         plain.act(obs, mask, np.random.default_rng(0))
         if plain.last_search:
             searched += 1
-            assert counting.draws - before == 4  # one draw per world
+            # a draw per world (one more where a hand the opponent cannot hold is drawn again)
+            assert counting.draws - before >= 4
             plain.last_search = {}
+        plain_draws += counting.draws - before
         before = counting.draws
         inferring.act(obs, mask, np.random.default_rng(0))
-        extra += counting.draws - before - (4 if inferring.last_search else 0)
-        inferring.last_search = {}
+        inferring_draws += counting.draws - before
     assert searched > 10
-    assert extra > 0  # inconsistent worlds were drawn again
+    assert inferring_draws > 1.5 * plain_draws  # worlds that contradict the last discard were drawn again

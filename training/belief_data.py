@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from tt_env.agents import list_agents, make_agent
-from tt_env.cli_checks import int_at_least, output_file_problem, seed_arg
+from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
 from tt_env.engine import game
 from tt_env.engine.rules import Rules
 from tt_env.observation import encode
@@ -223,7 +223,7 @@ def _noise_levels(text: str) -> list[float]:
 
 
 def main(argv: Sequence[str] | None = None) -> Path:
-    parser = argparse.ArgumentParser(prog="python -m training.belief_data", description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m training.belief_data", description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int_at_least(2), default=2, help="players (default 2)")
     parser.add_argument("--games", type=int_at_least(1), default=100, help="games (default 100)")
     parser.add_argument("--first-game", type=int_at_least(0), default=0, help="index of the first game (default 0)")
@@ -268,8 +268,8 @@ def main(argv: Sequence[str] | None = None) -> Path:
     if not arrays["obs"].size:
         parser.error("no position was recorded: play more games or raise --keep")
     meta = {"format": FORMAT, "rules": rules.to_dict(), "games": args.games, "first_game": args.first_game,
-            "seed": args.seed, "agents": names, "mix": list(mix), "seats": args.seats, "noise": args.noise, "keep": args.keep,
-            "seconds": time.perf_counter() - t0}
+            "seed": args.seed, "agents": names, "mix": list(mix), "seats": args.seats, "noise": args.noise,
+            "keep": args.keep, "seconds": time.perf_counter() - t0}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.stem + ".tmp.npz")

@@ -25,7 +25,6 @@ often it is, in bins. ``--json`` writes every number.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections.abc import Sequence
@@ -36,7 +35,7 @@ import numpy as np
 from models.belief import Belief, load_belief
 from models.belief_net import unseen_and_unknown
 from training import belief_data
-from tt_env.cli_checks import int_at_least, output_file_problem, seed_arg
+from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
 from tt_env.engine.rules import Rules
 from tt_env.observation import get_layout
 from tt_env.search import sample_world
@@ -167,7 +166,7 @@ def plot_calibration(results: dict, path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m training.belief_eval", description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m training.belief_eval", description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int_at_least(2), nargs="+", default=[2])
     parser.add_argument("--belief", nargs="+", default=None,
                         help="a belief per player count (name or path; default the shipped belief-Np-v0)")

@@ -12,6 +12,13 @@ per decision, times the decisions of a game, is a first-order estimate of its ed
 expert-v0 in points a game, at a fraction of the cost of playing games, with a standard
 error; deviations that go to a move the data did not value are counted apart.
 
+To see *why* a search gains or loses, it also compares, for every challenger the search
+valued (with ``z`` set high the agent never deviates but still reports its estimates), the
+search's estimate of the challenger's advantage over expert-v0's move with the oracle's value
+of that advantage: their correlation, and the oracle's mean advantage among the challengers
+the search estimates above 0, 0.5, 1 and 2 points. A search can only gain by deviating where
+that mean is positive.
+
 Also printed, as the ceiling: the same for the *oracle* choice (the best candidate by ``q``,
 which sees the true hands: not a legal player, and optimistic, since it is chosen on the
 same noisy values it is scored on).
@@ -19,7 +26,6 @@ same noisy values it is scored on).
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import time
@@ -28,8 +34,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from tt_env.agents import make_agent
-from tt_env.cli_checks import int_at_least, seed_arg
+from tt_env.cli_checks import CommandParser, int_at_least, seed_arg
 from tt_env.engine.rules import Rules
+
+
+THRESHOLDS = (0.0, 0.5, 1.0, 2.0)
+"""Search estimates (points) above which the oracle's mean advantage is reported."""
 
 
 def study(agent, arrays: dict[str, np.ndarray], positions: np.ndarray, seed: int) -> dict:
@@ -61,11 +71,12 @@ def study(agent, arrays: dict[str, np.ndarray], positions: np.ndarray, seed: int
     g = np.asarray(gains)
     est, orc = np.asarray(estimated), np.asarray(oracle)
     corr = float(np.corrcoef(est, orc)[0, 1]) if est.size > 2 else float("nan")
+    above = {f"{t:g}": {"pairs": int((est > t).sum()),
+                        "oracle_mean": float(orc[est > t].mean()) if (est > t).any() else None}
+             for t in THRESHOLDS}
     return {"pairs": {"estimate": est.tolist(), "oracle": orc.tolist()}, "estimates": int(est.size),
-            "correlation": corr,
-            "oracle_diff_when_estimate_positive": float(orc[est > 0].mean()) if (est > 0).any() else 0.0,
-            "oracle_diff_when_estimate_above_2": float(orc[est > 2].mean()) if (est > 2).any() else 0.0,
-            "estimate_above_2": int((est > 2).sum()),"positions": int(len(positions)), "deviations": deviations, "unvalued": unvalued,
+            "correlation": corr, "above": above,
+"positions": int(len(positions)), "deviations": deviations, "unvalued": unvalued,
             "mean_gain": float(g.mean()) if g.size else 0.0,
             "se": float(g.std(ddof=1) / math.sqrt(g.size)) if g.size > 1 else 0.0,
             "good_deviations": int((g > 0).sum()), "bad_deviations": int((g < 0).sum()),
@@ -82,7 +93,7 @@ def oracle_ceiling(arrays: dict[str, np.ndarray], positions: np.ndarray) -> dict
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m training.search_study", description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m training.search_study", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", required=True, help="an oracle data file (training.oracle_data)")
     parser.add_argument("--agent", default="ismcts-v1", help="the agent to study (name or checkpoint)")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
@@ -121,9 +132,10 @@ def main(argv: Sequence[str] | None = None) -> dict:
           f"gain {result['mean_gain']:+.4f} +- {result['se']:.4f} points a decision = {result['per_game']:+.2f} +- "
           f"{result['per_game_se']:.2f} a game ({per_game:.0f} searched decisions a game); "
           f"{result['ms_per_decision']:.1f} ms a decision")
-    print(f"search estimates vs oracle values: {result['estimates']} pairs, correlation {result['correlation']:.3f}; "
-          f"oracle advantage where the estimate is > 0: {result['oracle_diff_when_estimate_positive']:+.3f}, "
-          f"> 2 points ({result['estimate_above_2']}): {result['oracle_diff_when_estimate_above_2']:+.3f}")
+    above = "; ".join(f"> {t}: {v['pairs']} pairs, {v['oracle_mean']:+.2f}" if v["oracle_mean"] is not None
+                      else f"> {t}: none" for t, v in result["above"].items())
+    print(f"search estimates of a challenger's advantage vs its oracle value: {result['estimates']} pairs, "
+          f"correlation {result['correlation']:.3f}; the oracle's mean advantage where the estimate is {above}")
     print(f"oracle ceiling (sees the hands): {ceiling['per_game']:+.2f} +- {ceiling['per_game_se']:.2f} a game")
     if args.json:
         with open(args.json, "w") as f:

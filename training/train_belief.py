@@ -11,8 +11,6 @@ cross-entropy per hidden card (bits) is printed next to the uniform belief's.
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,7 +22,7 @@ from models.belief import Belief, load_belief, save_belief
 from models.belief_math import expected_counts, log_likelihood
 from models.belief_net import BeliefNet, belief_inputs, unseen_and_unknown
 from training import belief_data
-from tt_env.cli_checks import int_at_least, output_file_problem, seed_arg
+from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
 from tt_env.engine.rules import Rules
 
 
@@ -118,7 +116,7 @@ def train(rows: Rows, net: BeliefNet, train_index: np.ndarray, val_index: np.nda
 
 
 def main(argv: Sequence[str] | None = None) -> Path:
-    parser = argparse.ArgumentParser(prog="python -m training.train_belief", description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m training.train_belief", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", nargs="+", required=True, help="belief data files (.npz) of one player count")
     parser.add_argument("--out", required=True, help="the belief checkpoint to write (.pt, with its .json)")
     parser.add_argument("--epochs", type=int_at_least(1), default=8)

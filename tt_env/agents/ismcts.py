@@ -188,7 +188,8 @@ class ISMCTSAgent:
         elif rollout == "greedy":
             from ..simulation import greedy as rollout
         if not callable(rollout):
-            raise ValueError(f"rollout={rollout!r} is not allowed: use 'expert', 'greedy' or a function state -> action")
+            raise ValueError(f"rollout={rollout!r} is not allowed: use 'expert', 'greedy' or a function "
+                             f"state -> action")
         self.rollout: StatePolicy = rollout
         self.expert = ExpertAgent(self.rules)
         self.last_search: dict = {}
