@@ -131,3 +131,6 @@ register_checkpoint_loader(_loader)
 for _name, _file in SHIPPED.items():
     if (CHECKPOINT_DIR / _file).exists():
         register_agent(_name, _shipped_factory(_name, _file))
+
+
+from . import search_agents  # noqa: E402,F401  (registers ismcts-v1, the search on the learned belief)

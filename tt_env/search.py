@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -160,19 +160,82 @@ def _possible_movers(per_seat: list[int], turn: int, n: int, sizes: list[int], s
     return movers
 
 
+class HandBelief(Protocol):
+    """A model of the opponents' unknown cards that reads only the observation (``models.belief.Belief``)."""
+
+    def sample_unknown(self, observation: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``(opponents, 52)`` counts of one draw of every opponent's unknown cards (the observation's order)."""
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        """``(opponents, 52)``: the log weight of each unseen copy of each card type in each opponent's hand."""
+
+
+MAX_REDRAWS = 20
+"""Draws of a learned belief's hands before a world keeps a fully melded hand it cannot hold (the
+opponent would have gone out); each redraw is a fresh draw of every opponent's unknown cards."""
+
+
 def sample_world(observation: np.ndarray | Mapping[str, Any], rules: Rules, rng: np.random.Generator,
-                 action_mask: np.ndarray | None = None, *, belief: float = 0.04, steps: int = 60) -> game.GameState:
-    """:func:`determinize`, then each opponent's hidden cards tilted by ``belief`` (module docstring)."""
+                 action_mask: np.ndarray | None = None, *, belief: float | HandBelief = 0.04,
+                 steps: int = 60, tilt: float = 0.0) -> game.GameState:
+    """:func:`determinize`, then the opponents' hidden cards from ``belief`` (module docstring).
+
+    ``belief`` a number: each opponent's hidden cards tilted by it. ``belief`` a model (a
+    :class:`HandBelief`, such as ``models.belief.load_belief("belief-2p-v0")``): every
+    opponent's unknown cards drawn from the model, the rest of the unseen cards left to the
+    stock in a uniform order; a draw that leaves an opponent who has discarded this round, and
+    did not go out, a fully melded hand (it would have gone out) is drawn again, up to
+    :data:`MAX_REDRAWS` times. With ``tilt`` > 0 the model's hands are then tilted as the
+    numeric belief tilts uniform ones (``steps`` Metropolis steps per opponent, towards the
+    model's hand probability times ``exp(-tilt * discards * penalty)``).
+    """
     state = determinize(observation, rules, rng, action_mask=action_mask)
-    if belief > 0 and steps > 0:
+    if not isinstance(belief, (int, float)):
+        _deal_from_belief(state, observation, belief, rng)
+        if tilt > 0 and steps > 0:
+            obs = observation["observation"] if isinstance(observation, Mapping) else observation
+            logits = belief.logits(obs)
+            for seat in range(1, rules.num_players):
+                tilt_hidden_hand(state, seat, tilt * len(state.discards[seat]), steps, rng, logits[seat - 1])
+    elif belief > 0 and steps > 0:
         for seat in range(1, rules.num_players):
             tilt_hidden_hand(state, seat, belief * len(state.discards[seat]), steps, rng)
     return state
 
 
+def _deal_from_belief(state: game.GameState, observation: np.ndarray | Mapping[str, Any], belief: HandBelief,
+                      rng: np.random.Generator) -> None:
+    """Replace the opponents' unknown cards of ``state`` (and so the stock) by a draw from ``belief``."""
+    obs = observation["observation"] if isinstance(observation, Mapping) else observation
+    n = state.rules.num_players
+    unknown = [list(state.hands[k][len(state.known_taken[k]):]) for k in range(1, n)]  # determinize's layout
+    pool = np.bincount([c for cards in unknown for c in cards] + list(state.stock), minlength=52)
+    rules = state.rules
+    for _ in range(MAX_REDRAWS):
+        counts = np.asarray(belief.sample_unknown(obs, rng), dtype=np.int64)
+        if counts.shape != (n - 1, 52) or (counts < 0).any() or (counts.sum(axis=0) > pool).any() or \
+                [int(x) for x in counts.sum(axis=1)] != [len(u) for u in unknown]:
+            raise InconsistentObservation(f"the belief's draw of shape {counts.shape} does not fit the observation's "
+                                          f"unseen cards and unknown hand slots")
+        hands = [list(state.known_taken[k]) + _cards_of(counts[k - 1]) for k in range(1, n)]
+        if not any(_cannot_hold(state, k, hands[k - 1], rules) for k in range(1, n)):
+            break
+    for k in range(1, n):
+        state.hands[k] = hands[k - 1]
+    rest = _cards_of(pool - counts.sum(axis=0))
+    state.stock = [rest[i] for i in rng.permutation(len(rest))]
+
+
+def _cannot_hold(state: game.GameState, seat: int, hand: list[int], rules: Rules) -> bool:
+    """Whether ``seat`` would already have gone out with ``hand`` (it discarded this round, fully melded)."""
+    return (len(state.discards[seat]) > 0 and state.went_out != seat
+            and least_penalty(hand, state.wild_rank, rules.aces_high, rules.meld_needs_natural) == 0)
+
+
 def tilt_hidden_hand(state: game.GameState, seat: int, strength: float, steps: int,
-                     rng: np.random.Generator) -> None:
-    """Metropolis swaps of ``seat``'s unknown cards with the stock's, towards ``exp(-strength * penalty)``.
+                     rng: np.random.Generator, log_weights: np.ndarray | None = None) -> None:
+    """Metropolis swaps of ``seat``'s unknown cards with the stock's, towards ``exp(-strength * penalty)``
+    times, with ``log_weights`` (per card type), ``prod exp(log_weights[c])`` over the hand's unknown cards.
 
     Cards ``seat`` is known to hold stay; a fully melded hand is refused when the seat has
     discarded this round and not gone out. The stock is shuffled afterwards, so its order stays
@@ -199,11 +262,15 @@ def tilt_hidden_hand(state: game.GameState, seat: int, strength: float, steps: i
     slots = rng.integers(len(free), size=steps)
     picks = rng.integers(len(stock), size=steps)
     coins = rng.random(steps)
+    weights = None if log_weights is None else np.asarray(log_weights, dtype=np.float64).tolist()
     for i, j, u in zip(slots.tolist(), picks.tolist(), coins.tolist()):
         i = free[i]
         hand[i], stock[j] = stock[j], hand[i]
         new = least_penalty(hand, wild, aces_high, natural)
-        if (new == 0 and no_melded) or (new > penalty and u >= math.exp(-strength * (new - penalty))):
+        log_ratio = -strength * (new - penalty)
+        if weights is not None:
+            log_ratio += weights[hand[i]] - weights[stock[j]]  # the card taken in over the card given up
+        if (new == 0 and no_melded) or (log_ratio < 0 and u >= math.exp(log_ratio)):
             hand[i], stock[j] = stock[j], hand[i]  # rejected
         else:
             penalty = new

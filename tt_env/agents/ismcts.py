@@ -44,9 +44,10 @@ from ..engine import game
 from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD, GameState
 from ..engine.rules import Rules
 from ..observation import encode
-from ..search import sample_world
+from ..search import HandBelief, sample_world
 from .base import checked_mask
 from .expert import ExpertAgent
+from .inference import discard_is_consistent
 from .last_turn import last_turn_scores
 from .observation_view import decode_observation
 
@@ -131,10 +132,23 @@ class ISMCTSAgent:
             only; each deeper node chooses by UCB1 among expert-v0's best ``candidates``).
         exploration: UCB1 constant, in points of a round.
         rollout: the policy that plays out the round in a world (a ``StatePolicy``, or
-            ``"expert"`` for expert-v0); every seat uses it.
-        belief: strength of the tilt of opponents' hidden cards towards low penalty, per turn
-            the opponent has played this round (0: uniform worlds, ``determinize`` alone).
-        belief_steps: Metropolis steps of the tilt per opponent.
+            ``"expert"`` for expert-v0, ``"greedy"`` for greedy-v0); every seat uses it.
+        belief: a number: the strength of the tilt of opponents' hidden cards towards low
+            penalty, per turn the opponent has played this round (0: uniform worlds,
+            ``determinize`` alone); or a model of the opponents' unknown cards that the worlds
+            are drawn from (a :class:`~tt_env.search.HandBelief`, such as a
+            ``models.belief.Belief``: ``ismcts-v1``).
+        belief_steps: Metropolis steps of the tilt per opponent (a numeric ``belief`` only).
+        margin: points a challenger's mean paired advantage must also exceed to be played (on
+            top of the ``z`` test): small estimated gains are mostly the belief's bias.
+        tilt: with a model ``belief``, the strength of a tilt of its hands towards low penalty
+            (per discard of the opponent this round, as the numeric belief's; 0: the model's
+            hands as drawn).
+        infer: policy-based inference: a world in which expert-v0, in the seat before the
+            observer, would not have made that seat's last discard is drawn again, up to this
+            many times (:mod:`.inference`; 0: off).
+        horizon: actions a play-out lasts before the round is valued as if it ended there (each
+            seat's least penalty; 0: to the end of the round).
         exact_last_turn: play the draw of the last turn after someone went out by its exact
             expected penalty (:func:`~tt_env.agents.last_turn.last_turn_scores`); False: as
             expert-v0 plays it (greedily).
@@ -144,14 +158,21 @@ class ISMCTSAgent:
 
     def __init__(self, rules: Rules | None = None, *, worlds: int = 20, min_worlds: int = 10, candidates: int = 2,
                  z: float = 1.5, tree_depth: int = 0, exploration: float = 10.0,
-                 rollout: StatePolicy | str = "expert", belief: float = 0.04, belief_steps: int = 60,
-                 exact_last_turn: bool = True) -> None:
+                 rollout: StatePolicy | str = "expert", belief: float | HandBelief = 0.04, belief_steps: int = 60,
+                 exact_last_turn: bool = True, margin: float = 0.0, tilt: float = 0.0, infer: int = 0,
+                 horizon: int = 0) -> None:
         self.rules = rules or Rules()
         for key, value, low in (("worlds", worlds, 1), ("min_worlds", min_worlds, 1), ("candidates", candidates, 1),
-                                ("tree_depth", tree_depth, 0), ("belief_steps", belief_steps, 0)):
+                                ("tree_depth", tree_depth, 0), ("belief_steps", belief_steps, 0), ("infer", infer, 0),
+                                ("horizon", horizon, 0)):
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ValueError(f"{key}={value!r} is not allowed: use an int >= {low}")
-        for key, value in (("z", z), ("exploration", exploration), ("belief", belief)):
+        numeric_belief = isinstance(belief, (int, float)) and not isinstance(belief, bool)
+        if not numeric_belief and not callable(getattr(belief, "sample_unknown", None)):
+            raise ValueError(f"belief={belief!r} is not allowed: use a finite number >= 0 (the tilt) or a belief model "
+                             f"with sample_unknown(observation, rng)")
+        for key, value in (("z", z), ("exploration", exploration), ("margin", margin), ("tilt", tilt)) + \
+                ((("belief", belief),) if numeric_belief else ()):
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
                 raise ValueError(f"{key}={value!r} is not allowed: use a finite number >= 0")
         if not isinstance(exact_last_turn, bool):
@@ -159,11 +180,16 @@ class ISMCTSAgent:
         self.exact_last_turn = exact_last_turn
         self.worlds, self.min_worlds = worlds, min(min_worlds, worlds)
         self.candidates, self.z, self.tree_depth, self.c = candidates, float(z), tree_depth, float(exploration)
-        self.belief, self.belief_steps = float(belief), belief_steps
+        self.belief = float(belief) if numeric_belief else belief
+        self.belief_steps, self.margin, self.tilt, self.infer = belief_steps, float(margin), float(tilt), infer
+        self.horizon = horizon
         if rollout == "expert":
             rollout = expert_rollout_policy(self.rules)
+        elif rollout == "greedy":
+            from ..simulation import greedy as rollout
         if not callable(rollout):
-            raise ValueError(f"rollout={rollout!r} is not allowed: use 'expert' or a function state -> action")
+            raise ValueError(f"rollout={rollout!r} is not allowed: use 'expert', 'greedy' or a function "
+                             f"state -> action")
         self.rollout: StatePolicy = rollout
         self.expert = ExpertAgent(self.rules)
         self.last_search: dict = {}
@@ -222,11 +248,11 @@ class ISMCTSAgent:
 
     def _rollout(self, world: GameState) -> list[float]:
         policy = self.rollout
-        for _ in range(10_000):
+        for _ in range(self.horizon or 10_000):
             result = game.apply(world, policy(world))
             if result.round_record is not None:
                 return relative_points(result.round_record.points)
-        return relative_points(game.round_penalties(world))  # pragma: no cover - a turn cap ends rounds
+        return relative_points(game.round_penalties(world))  # the horizon: the penalties held now
 
     # ------------------------------------------------------------------ the decision
     def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
@@ -247,8 +273,7 @@ class ISMCTSAgent:
             block = min(self.min_worlds, self.worlds - used)
             for _ in range(block):
                 seed = int(rng.integers(2 ** 62))
-                world = sample_world(observation, self.rules, np.random.default_rng(seed), action_mask=mask,
-                                     belief=self.belief, steps=self.belief_steps)
+                world = self._world(observation, mask, seed)
                 for a in candidates:
                     copy = world.copy(np.random.default_rng(seed + 1))  # the same future in every branch
                     rewards[a].append(self._iterate(root, copy, a)[0])
@@ -261,6 +286,17 @@ class ISMCTSAgent:
                                           for a in candidates[1:]}}
         return choice
 
+    def _world(self, observation: np.ndarray, mask: np.ndarray, seed: int) -> GameState:
+        """A world from the belief; with ``infer``, redrawn while the last discard before the observer
+        would not have been expert-v0's (the last draw is kept if none is)."""
+        world_rng = np.random.default_rng(seed)
+        for _ in range(self.infer + 1):
+            world = sample_world(observation, self.rules, world_rng, action_mask=mask, belief=self.belief,
+                                 steps=self.belief_steps, tilt=self.tilt)
+            if not self.infer or discard_is_consistent(world, self.expert.act):
+                break
+        return world
+
     def _verdict(self, rewards: dict[int, list[float]], candidates: list[int]) -> tuple[int, bool]:
         """(the move to play, whether more worlds could change it): the expert's first choice unless a
         challenger's paired advantage is ``z`` standard errors above zero."""
@@ -272,7 +308,7 @@ class ISMCTSAgent:
             if sd == 0.0:
                 continue  # the same outcome in every world: nothing to prefer
             t = float(diff.mean()) / (sd / math.sqrt(diff.size))
-            if t > best_t:
+            if t > best_t and float(diff.mean()) > self.margin:
                 best, best_t = a, t
             if -self.z < t <= self.z:
                 open_ = True

@@ -59,7 +59,8 @@ class GameState:
 
     Public knowledge is kept with the cards: ``known_taken[p]`` lists the cards seat ``p``
     took from the discard pile this round and still holds, ``discards[p]`` what it discarded
-    this round. ``taken_this_turn`` is the card type just taken from the discard pile (it may
+    this round (in order), ``passed[p]`` the top discards it passed over this round (the card
+    on top of the pile each time it drew from the stock instead, in order). ``taken_this_turn`` is the card type just taken from the discard pile (it may
     not be discarded again this turn unless the rules allow it).
     """
 
@@ -79,11 +80,16 @@ class GameState:
     taken_this_turn: int | None = None
     known_taken: list[list[int]] = field(default_factory=list)
     discards: list[list[int]] = field(default_factory=list)
+    passed: list[list[int]] = field(default_factory=list)
     round_results: list[RoundRecord] = field(default_factory=list)
     game_over: bool = False
     shuffle_rng: np.random.Generator | None = None
     """Generator of the reshuffles of an empty stock; ``None``: ``rng``. A separate one keeps
     the deals of later rounds independent of play (duplicate evaluation replays deals)."""
+
+    def __post_init__(self) -> None:
+        if not self.passed:  # states built by hand (search, tests) start with nothing passed over
+            self.passed = [CardList() for _ in range(self.rules.num_players)]
 
     @property
     def wild_rank(self) -> int:
@@ -114,6 +120,7 @@ class GameState:
         dup.scores = list(self.scores)
         dup.known_taken = [list(k) for k in self.known_taken]
         dup.discards = [_copy_cards(d) for d in self.discards]
+        dup.passed = [_copy_cards(d) for d in self.passed]
         dup.round_results = list(self.round_results)
         if rng is not None:
             dup.rng, dup.shuffle_rng = rng, None
@@ -146,6 +153,7 @@ class GameState:
         records = [RoundRecord(**r) for r in values.pop("round_results")]
         values["discard_pile"] = CardList(values["discard_pile"])
         values["discards"] = [CardList(d) for d in values["discards"]]
+        values["passed"] = [CardList(d) for d in values.get("passed", [[] for _ in values["discards"]])]
         return cls(rules=rules, rng=rng, round_results=records, **values)
 
     def describe(self) -> str:
@@ -192,6 +200,7 @@ def _deal(state: GameState) -> None:
     state.taken_this_turn = None
     state.known_taken = [[] for _ in range(n)]
     state.discards = [CardList() for _ in range(n)]
+    state.passed = [CardList() for _ in range(n)]
 
 
 def max_actions(rules: Rules) -> int:
@@ -292,6 +301,8 @@ def apply(state: GameState, action: int) -> StepResult:
     result = StepResult()
     if state.phase == PHASE_DRAW:
         if action == DRAW_STOCK:
+            if state.discard_pile:
+                state.passed[seat].append(state.discard_pile[-1])
             if not state.stock:
                 _refill_stock(state)
                 result.reshuffled = True

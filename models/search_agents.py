@@ -1,0 +1,44 @@
+"""``ismcts-v1``: ``ismcts-v0``'s search on worlds drawn from the learned belief (needs torch).
+
+Registered by :mod:`models.agent_loader` (the plug-in that ``tt_env.agents.make_agent`` loads
+for names it does not know), because the belief is a torch network. The search itself is
+``tt_env.agents.ismcts.ISMCTSAgent``; this module only chooses its options and its belief.
+"""
+
+from __future__ import annotations
+
+from tt_env.agents import register_agent
+from tt_env.agents.ismcts import ISMCTSAgent
+from tt_env.engine.rules import Rules
+
+from .belief import load_belief
+
+ISMCTS_V1_DEFAULTS = {"worlds": 16, "min_worlds": 8, "candidates": 2, "z": 3.0, "margin": 1.0, "tilt": 0.025,
+                      "infer": 6, "horizon": 0}
+"""``ismcts-v1``'s documented defaults (the search options it does not share with ``ismcts-v0``'s)."""
+
+
+def ismcts_v1(rules: Rules, *, belief: object = None, worlds: int = ISMCTS_V1_DEFAULTS["worlds"],
+              min_worlds: int = ISMCTS_V1_DEFAULTS["min_worlds"], candidates: int = ISMCTS_V1_DEFAULTS["candidates"],
+              z: float = ISMCTS_V1_DEFAULTS["z"], margin: float = ISMCTS_V1_DEFAULTS["margin"],
+              tilt: float = ISMCTS_V1_DEFAULTS["tilt"], infer: int = ISMCTS_V1_DEFAULTS["infer"],
+              horizon: int = ISMCTS_V1_DEFAULTS["horizon"], tree_depth: int = 0, exploration: float = 10.0,
+              rollout: object = "expert", exact_last_turn: bool = True):
+    """``ismcts-v1``: ``ismcts-v0``'s search on worlds drawn from the learned belief.
+
+    ``belief``: a belief name or path (default the shipped ``belief-Np-v0`` for the player
+    count) or a loaded :class:`models.belief.Belief`; a number is ``ismcts-v0``'s tilt (for
+    ablations: 0 is uniform worlds).
+    """
+    if belief is None:
+        belief = f"belief-{rules.num_players}p-v0"
+    numeric = isinstance(belief, (int, float)) and not isinstance(belief, bool)
+    model = belief if numeric or hasattr(belief, "sample_unknown") else load_belief(belief, rules=rules)
+    agent = ISMCTSAgent(rules, worlds=worlds, min_worlds=min_worlds, candidates=candidates, z=z, margin=margin,
+                        tree_depth=tree_depth, exploration=exploration, rollout=rollout, belief=model, tilt=tilt,
+                        infer=infer, horizon=horizon, exact_last_turn=exact_last_turn)
+    agent.name = "ismcts-v1"
+    return agent
+
+
+register_agent("ismcts-v1", ismcts_v1)
