@@ -44,10 +44,11 @@ from .belief_math import expected_counts_np, sample_counts, suffix_table
 from .belief_net import BeliefNet, belief_inputs, unseen_and_unknown
 from .checkpoint import (MAX_FILE_BYTES, MAX_SIDECAR_BYTES, CheckpointError, check_compatible, check_finite,
                          check_sizes, deserialize_state, serialize_state)
+from .shipped import CHECKPOINT_DIR
 
 FORMAT = "three-thirteen-belief"
 FORMAT_VERSION = 1
-SHIPPED_DIR = Path(__file__).resolve().parent / "checkpoints"
+SHIPPED_DIR = CHECKPOINT_DIR
 SHIPPED = {f"belief-{n}p-v0": SHIPPED_DIR / f"belief-{n}p-v0.pt" for n in (2, 3, 4)}
 """Shipped belief names and their files."""
 LOGIT_BOUND = 12.0
