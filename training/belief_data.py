@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tt_env import jsonio
 from tt_env.agents import list_agents, make_agent
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
 from tt_env.engine import game
@@ -53,6 +54,8 @@ SLOW_AGENT_SHARE = 0.05
 """Share of the games in which ``ismcts-*`` agents may be seated at all (a search decision costs
 hundreds of times an expert-v0 one); in the others they are skipped in the draw."""
 DEFAULT_NOISE = (0.0, 0.0, 0.05, 0.15)
+ARRAYS = ("obs", "mask", "label", "passed", "recent", "game", "round", "turn", "phase", "seats")
+"""The arrays of a belief data file (module docstring)."""
 
 
 def unknown_counts(state: game.GameState, seat: int) -> np.ndarray:
@@ -187,8 +190,7 @@ def collect(rules: Rules, games: int, seed: int, mix: Sequence[str], noise: Sequ
 def to_arrays(results: list[tuple[int, dict[str, list]]], agent_names: list[str]) -> dict[str, np.ndarray]:
     """The games' rows as the arrays of the ``.npz`` (module docstring)."""
     index = {name: i for i, name in enumerate(agent_names)}
-    out: dict[str, list] = {k: [] for k in ("obs", "mask", "label", "passed", "recent", "game", "round", "turn",
-                                            "phase", "seats")}
+    out: dict[str, list] = {k: [] for k in ARRAYS}
     for g, rows in results:
         out["game"].extend([g] * len(rows["obs"]))
         for key in ("obs", "mask", "label", "passed", "recent", "round", "turn", "phase"):
@@ -206,9 +208,13 @@ def load(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
     """The arrays and the metadata of a ``.npz`` written by this module (no pickles)."""
     with np.load(path, allow_pickle=False) as data:
         arrays = {k: data[k] for k in data.files if k != "meta"}
-        meta = json.loads(str(data["meta"]))
-    if meta.get("format") != FORMAT:
-        raise ValueError(f"{path}: not a belief data file of format {FORMAT!r} (found {meta.get('format')!r})")
+        meta = jsonio.loads(str(data["meta"]), f"the meta of {path}") if "meta" in data.files else None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise ValueError(f"{path}: not a belief data file of format {FORMAT!r} (found {found!r})")
+    missing = sorted(set(ARRAYS) - set(arrays))
+    if missing or not isinstance(meta.get("rules"), dict):
+        raise ValueError(f"{path}: a belief data file lacking {missing or 'its rules'}")
     return arrays, meta
 
 

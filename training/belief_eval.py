@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from models.belief import Belief, load_belief
+from models.checkpoint import CheckpointError
 from models.belief_net import unseen_and_unknown
 from training import belief_data
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
@@ -193,13 +194,22 @@ def main(argv: Sequence[str] | None = None) -> dict:
     t0 = time.perf_counter()
     for i, n in enumerate(args.players):
         rules = Rules(num_players=n)
-        belief = load_belief(args.belief[i] if args.belief else f"belief-{n}p-v0", rules=rules)
+        spec = args.belief[i] if args.belief else f"belief-{n}p-v0"
+        try:
+            belief = load_belief(spec, rules=rules)
+        except (CheckpointError, OSError) as exc:
+            parser.error(f"--belief {spec}: {exc}")
         sources = []
         if args.data:
             for p in args.data:
-                arrays, meta = belief_data.load(p)
-                if meta["rules"]["num_players"] == n:
+                try:
+                    arrays, meta = belief_data.load(p)
+                except (OSError, ValueError) as exc:
+                    parser.error(f"--data: {exc}")
+                if meta["rules"].get("num_players") == n:
                     sources.append(("+".join(meta.get("seats") or meta["mix"]), arrays))
+            if not sources:
+                parser.error(f"--data: no file holds {n}-player games (--players {n})")
         else:
             for seats in PAIRINGS.get(n, []):
                 games = args.games if not any(s.startswith("ismcts") for s in seats) else \

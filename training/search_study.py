@@ -76,7 +76,7 @@ def study(agent, arrays: dict[str, np.ndarray], positions: np.ndarray, seed: int
              for t in THRESHOLDS}
     return {"pairs": {"estimate": est.tolist(), "oracle": orc.tolist()}, "estimates": int(est.size),
             "correlation": corr, "above": above,
-"positions": int(len(positions)), "deviations": deviations, "unvalued": unvalued,
+            "positions": int(len(positions)), "deviations": deviations, "unvalued": unvalued,
             "mean_gain": float(g.mean()) if g.size else 0.0,
             "se": float(g.std(ddof=1) / math.sqrt(g.size)) if g.size > 1 else 0.0,
             "good_deviations": int((g > 0).sum()), "bad_deviations": int((g < 0).sum()),
@@ -92,6 +92,19 @@ def oracle_ceiling(arrays: dict[str, np.ndarray], positions: np.ndarray) -> dict
             "deviations": int((g > 0).sum())}
 
 
+def load_study_data(path: str) -> tuple[dict[str, np.ndarray], dict]:
+    """The arrays and meta of an oracle data file (no pickles); ``ValueError`` naming what is missing."""
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files if k != "meta"}
+        if "meta" not in data.files:
+            raise ValueError("no meta array: not a file of python -m training.oracle_data")
+        meta = json.loads(str(data["meta"]))
+    missing = sorted({"obs", "mask", "cands", "q"} - set(arrays))
+    if missing or not isinstance(meta, dict) or "keep" not in meta or "games" not in meta:
+        raise ValueError(f"lacks {missing or 'keep/games in its meta'}: not a file of python -m training.oracle_data")
+    return arrays, meta
+
+
 def main(argv: Sequence[str] | None = None) -> dict:
     parser = CommandParser(prog="python -m training.search_study", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", required=True, help="an oracle data file (training.oracle_data)")
@@ -105,18 +118,24 @@ def main(argv: Sequence[str] | None = None) -> dict:
     parser.add_argument("--seed", type=seed_arg, default=0)
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
-    with np.load(args.data, allow_pickle=False) as data:
-        arrays = {k: data[k] for k in data.files if k != "meta"}
-        meta = json.loads(str(data["meta"]))
-    rules = Rules.from_dict(meta["rules"])
+    try:
+        arrays, meta = load_study_data(args.data)
+        rules = Rules.from_dict(meta["rules"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        parser.error(f"--data {args.data}: {exc}")
     options = {}
     for item in args.option:
-        key, _, value = item.partition("=")
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            parser.error(f"--option {item!r} is not KEY=VALUE")
         try:
             options[key] = json.loads(value)
         except json.JSONDecodeError:
             options[key] = value
-    agent = make_agent(args.agent, rules, **options)
+    try:
+        agent = make_agent(args.agent, rules, **options)
+    except (ValueError, OSError) as exc:
+        parser.error(str(exc))
     rng = np.random.default_rng(args.seed)
     total = len(arrays["obs"])
     positions = np.sort(rng.choice(total, size=min(args.positions, total), replace=False))

@@ -11,6 +11,7 @@ cross-entropy per hidden card (bits) is printed next to the uniform belief's.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,10 +20,11 @@ import numpy as np
 import torch
 
 from models.belief import Belief, load_belief, save_belief
+from models.checkpoint import CheckpointError
 from models.belief_math import expected_counts, log_likelihood
 from models.belief_net import BeliefNet, belief_inputs, unseen_and_unknown
 from training import belief_data
-from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
+from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, positive_float, seed_arg
 from tt_env.engine.rules import Rules
 
 
@@ -91,7 +93,7 @@ def train(rows: Rows, net: BeliefNet, train_index: np.ndarray, val_index: np.nda
         net.train()
         order = rng.permutation(train_index)
         t0, losses = time.perf_counter(), []
-        for s in range(0, len(order) - batch + 1, batch):
+        for s in range(0, max(1, len(order) - batch + 1), batch):  # full batches (one, if fewer rows)
             loss = nll_per_card(net, rows.take(order[s:s + batch]))
             opt.zero_grad()
             loss.backward()
@@ -120,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--data", nargs="+", required=True, help="belief data files (.npz) of one player count")
     parser.add_argument("--out", required=True, help="the belief checkpoint to write (.pt, with its .json)")
     parser.add_argument("--epochs", type=int_at_least(1), default=8)
-    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--lr", type=positive_float(1.0), default=2e-3)
     parser.add_argument("--batch", type=int_at_least(1), default=1024)
     parser.add_argument("--weight-decay", type=float, default=1e-4)
     parser.add_argument("--width", type=int_at_least(1), default=48)
@@ -135,9 +137,16 @@ def main(argv: Sequence[str] | None = None) -> Path:
     problem = output_file_problem(args.out, suffixes=(".pt",))
     if problem:
         parser.error(f"--out {args.out}: {problem}")
+    if not (math.isfinite(args.weight_decay) and args.weight_decay >= 0.0):
+        parser.error(f"--weight-decay {args.weight_decay} is not allowed: use a number >= 0")
+    if not 0.0 < args.val_share < 1.0:
+        parser.error(f"--val-share {args.val_share} is not allowed: use a share in (0, 1)")
     torch.set_num_threads(args.threads)
-    parts = [belief_data.load(p) for p in args.data]
-    rules = Rules.from_dict(parts[0][1]["rules"])
+    try:
+        parts = [belief_data.load(p) for p in args.data]
+        rules = Rules.from_dict(parts[0][1]["rules"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        parser.error(f"--data: {exc}")
     for _, meta in parts[1:]:
         if meta["rules"] != parts[0][1]["rules"]:
             parser.error("--data: the files were made under different rules")
@@ -154,9 +163,15 @@ def main(argv: Sequence[str] | None = None) -> Path:
                                                         replace=False)
     is_val = np.isin(rows.game, val_games)
     train_index, val_index = np.flatnonzero(~is_val), np.flatnonzero(is_val)
+    if not len(train_index) or not len(val_index):
+        parser.error(f"--data holds {len(ids)} game(s): give more, so that some are held out (--val-share) "
+                     f"and some are trained on")
     net = BeliefNet(rules.num_players, width=args.width, blocks=args.blocks)
     if args.init:
-        start = load_belief(args.init).net
+        try:
+            start = load_belief(args.init).net
+        except (CheckpointError, OSError) as exc:
+            parser.error(f"--init: {exc}")
         if (start.width, start.blocks_count) != (args.width, args.blocks):
             parser.error(f"--init {args.init}: its network is width {start.width}, blocks {start.blocks_count}; "
                          f"give --width {start.width} --blocks {start.blocks_count}")
