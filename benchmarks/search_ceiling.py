@@ -90,11 +90,19 @@ def main(argv: list[str] | None = None) -> dict:
     rules = Rules()
     options = {"tilt": 0.0, "infer": 0}
     for item in args.option:
-        key, _, value = item.partition("=")
-        options[key] = json.loads(value)
+        key, sep, value = item.partition("=")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            sep = ""
+        if not sep or not key:
+            parser.error(f"--option {item!r} is not KEY=VALUE with a JSON value")
     truth = TrueHands()
-    searcher = make_agent("ismcts-v1", rules, belief=truth, **options)
-    opponent = make_agent(args.opponent, rules)
+    try:
+        searcher = make_agent("ismcts-v1", rules, belief=truth, **options)
+        opponent = make_agent(args.opponent, rules)
+    except (ValueError, OSError) as exc:
+        parser.error(str(exc))
     t0 = time.perf_counter()
     deals = [[play(searcher, truth, opponent, rules, args.seed, d, k) for k in range(2)] for d in range(args.deals)]
     report = summarize(deals, ["ismcts-v1 (true hands)", args.opponent])
