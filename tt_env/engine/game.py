@@ -60,8 +60,9 @@ class GameState:
     Public knowledge is kept with the cards: ``known_taken[p]`` lists the cards seat ``p``
     took from the discard pile this round and still holds, ``discards[p]`` what it discarded
     this round (in order), ``passed[p]`` the top discards it passed over this round (the card
-    on top of the pile each time it drew from the stock instead, in order). ``taken_this_turn`` is the card type just taken from the discard pile (it may
-    not be discarded again this turn unless the rules allow it).
+    on top of the pile each time it drew from the stock instead, in order).
+    ``taken_this_turn`` is the card type just taken from the discard pile (it may not be
+    discarded again this turn unless the rules allow it).
     """
 
     rules: Rules
