@@ -17,6 +17,11 @@ SHIPPED = {"ppo-2p-v0": "ppo-2p-v0.pt", "ppo-2p-v1": "ppo-2p-v1.pt", "ppo-3p-v0"
 """Trained agents shipped in ``models/checkpoints`` (``python -m training.ship`` writes them), by name."""
 
 
+NETWORK_AGENTS = {"ismcts-v1": ("belief-2p-v0.pt", "belief-3p-v0.pt", "belief-4p-v0.pt")}
+"""Named agents that are not checkpoints but need the shipped networks (and torch): ``ismcts-v1``
+searches on the shipped beliefs (``models.search_agents``), by name, with the files it reads."""
+
+
 def checkpoint_dir() -> Path:
     """The folder of the shipped checkpoints (package data of ``models``)."""
     folder = files("models").joinpath("checkpoints")
@@ -37,3 +42,8 @@ def shipped_path(name: str) -> Path:
 def available_shipped() -> list[str]:
     """The shipped agents whose checkpoint is present (every one, in a complete install), in order."""
     return [name for name, filename in SHIPPED.items() if (CHECKPOINT_DIR / filename).is_file()]
+
+
+def available_network_agents() -> list[str]:
+    """The :data:`NETWORK_AGENTS` whose networks are present (every one, in a complete install)."""
+    return [name for name, files in NETWORK_AGENTS.items() if all((CHECKPOINT_DIR / f).is_file() for f in files)]

@@ -63,10 +63,10 @@ def agent_names() -> list[str]:
 
 def _shipped_names() -> list[str]:
     try:
-        from models.shipped import available_shipped
+        from models.shipped import available_network_agents, available_shipped
     except ImportError:  # pragma: no cover - tt_env installed without the models package
         return []
-    return available_shipped()
+    return available_shipped() + available_network_agents()
 
 
 def make_agent(spec: str | Agent, rules: Rules | None = None, **options: Any) -> Agent:
