@@ -38,10 +38,10 @@ FORMAT = "three-thirteen-leaderboard/1"
 
 
 def default_agents() -> list[str]:
-    """The scripted agents and every shipped checkpoint (``models.shipped.SHIPPED``; no torch needed)."""
-    from models.shipped import SHIPPED
+    """The scripted agents, the search agents on shipped networks and every shipped checkpoint (no torch needed)."""
+    from models.shipped import NETWORK_AGENTS, SHIPPED
 
-    return [*SCRIPTED, *SHIPPED]
+    return [*SCRIPTED, *NETWORK_AGENTS, *SHIPPED]
 
 
 def players_of(spec: str) -> int | None:
