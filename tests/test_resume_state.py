@@ -130,6 +130,13 @@ def test_history_problem_accepts_what_runs_write():
     assert history_problem([{"step": 0, "results": []}], 0) is None
 
 
+@pytest.mark.parametrize("entry", [{"step": "ten", "results": []}, {"step": -3, "results": []},
+                                   {"step": 1.5, "results": []}, {"step": 5, "results": {}}, {"step": 5}, [5, []]])
+def test_history_problem_names_each_malformed_entry(entry):
+    """Each part of an entry is checked on its own: a dict whose step is not a count is refused, not compared."""
+    assert history_problem([entry], 10) == "history[0] is not an evaluation ({'step': int >= 0, 'results': [...]})"
+
+
 def test_sb3_a_tampered_state_is_refused(tmp_path):
     from training import train_sb3
 
