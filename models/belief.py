@@ -10,8 +10,8 @@ entry exceeds the copies still unseen, an entry is zero where none are, and exac
 whole hands come from the same model (:meth:`Belief.sample_unknown`, used by
 ``tt_env.search.sample_world(..., belief=model)``).
 
-A belief checkpoint is ``NAME.pt`` (a ``state_dict``, loaded with ``torch.load(...,
-weights_only=True)``) and ``NAME.json``::
+A belief checkpoint is ``NAME.pt``, a ``state_dict`` loaded with
+``torch.load(..., weights_only=True)``, and ``NAME.json``::
 
     {"format": "three-thirteen-belief", "format_version": 1,
      "network": {"class": "BeliefNet", "kwargs": {"num_players": 2, "width": 48, "blocks": 3}},

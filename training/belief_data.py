@@ -27,7 +27,6 @@ and its noise, so a run is the same whatever ``--workers``.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import time
 from collections.abc import Sequence
@@ -35,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from training.npz_data import save_npz
 from tt_env import jsonio
 from tt_env.agents import list_agents, make_agent
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
@@ -276,11 +276,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     meta = {"format": FORMAT, "rules": rules.to_dict(), "games": args.games, "first_game": args.first_game,
             "seed": args.seed, "agents": names, "mix": list(mix), "seats": args.seats, "noise": args.noise,
             "keep": args.keep, "seconds": time.perf_counter() - t0}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.stem + ".tmp.npz")
-    np.savez_compressed(tmp, meta=np.array(json.dumps(meta)), **arrays)
-    tmp.replace(out)
+    out = save_npz(args.out, meta, arrays)
     print(f"{len(arrays['obs'])} positions from {args.games} games in {meta['seconds']:.0f} s -> {out}")
     return out
 

@@ -23,7 +23,6 @@ Loaded with ``numpy.load(..., allow_pickle=False)``: it holds only arrays.
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import time
 from collections.abc import Sequence
@@ -31,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from training.npz_data import save_npz
 from tt_env.agents.expert import ExpertAgent
 from tt_env.agents.ismcts import expert_scores, relative_points
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
@@ -162,11 +162,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     meta = {"format": "three-thirteen-oracle/1", "rules": rules.to_dict(), "games": args.games,
             "first_game": args.first_game, "seed": args.seed, "candidates": args.candidates,
             "rollouts": args.rollouts, "keep": args.keep, "seconds": time.perf_counter() - t0}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.stem + ".tmp.npz")
-    np.savez_compressed(tmp, meta=np.array(json.dumps(meta)), **arrays)
-    tmp.replace(out)
+    out = save_npz(args.out, meta, arrays)
     print(f"{len(rows)} positions from {args.games} games in {meta['seconds']:.0f} s -> {out}")
     return out
 

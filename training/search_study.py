@@ -93,15 +93,14 @@ def oracle_ceiling(arrays: dict[str, np.ndarray], positions: np.ndarray) -> dict
 
 
 def load_study_data(path: str) -> tuple[dict[str, np.ndarray], dict]:
-    """The arrays and meta of an oracle data file (no pickles); ``ValueError`` naming what is missing."""
-    with np.load(path, allow_pickle=False) as data:
-        arrays = {k: data[k] for k in data.files if k != "meta"}
-        if "meta" not in data.files:
-            raise ValueError("no meta array: not a file of python -m training.oracle_data")
-        meta = json.loads(str(data["meta"]))
-    missing = sorted({"obs", "mask", "cands", "q"} - set(arrays))
-    if missing or not isinstance(meta, dict) or "keep" not in meta or "games" not in meta:
-        raise ValueError(f"lacks {missing or 'keep/games in its meta'}: not a file of python -m training.oracle_data")
+    """The arrays and meta of an oracle data file (``training.imitate.load_oracle``'s checks), and its
+    game count and share kept, which scale the gain to points a game."""
+    from training.imitate import load_oracle
+
+    arrays = load_oracle(path)
+    meta = arrays.pop("meta")
+    if not all(isinstance(meta.get(k), (int, float)) and meta[k] > 0 for k in ("keep", "games")):
+        raise ValueError(f"the meta of {path} lacks 'keep' and 'games': not a file of python -m training.oracle_data")
     return arrays, meta
 
 

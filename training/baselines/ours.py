@@ -16,6 +16,7 @@ sets itself (run folder, seed, player count, steps, the scripts' own evaluations
 
 from __future__ import annotations
 
+import abc
 import math
 from pathlib import Path
 from typing import Any
@@ -84,11 +85,13 @@ def rllib_config(params: dict[str, Any], ctx: RunContext, budget: int, points: i
 class _ChunkedScriptTrainer(Trainer):
     """A script with ``--resume``: each chunk continues the run to a larger ``total_steps``."""
 
+    @abc.abstractmethod
     def _train(self, cfg: Any, resume: bool) -> Any:
-        raise NotImplementedError
+        """Run the script's training to ``cfg.total_steps`` (continuing the run when ``resume``)."""
 
+    @abc.abstractmethod
     def _config(self, total_steps: int) -> Any:
-        raise NotImplementedError
+        """The script's config for a run to ``total_steps`` (validated)."""
 
     def __init__(self, params: dict[str, Any], ctx: RunContext) -> None:
         super().__init__(params, ctx)
