@@ -13,13 +13,23 @@ from tt_env.engine.rules import Rules
 
 from .belief import load_belief
 
-ISMCTS_V1_DEFAULTS = {"worlds": 16, "min_worlds": 8, "candidates": 2, "z": 3.0, "margin": 1.0, "tilt": 0.025,
-                      "infer": 6, "horizon": 0}
+ISMCTS_V1_DEFAULTS = {"candidates": 2, "z": 3.0, "margin": 1.0, "tilt": 0.025, "infer": 6, "horizon": 0}
 """``ismcts-v1``'s documented defaults (the search options it does not share with ``ismcts-v0``'s)."""
 
+WORLDS_BY_PLAYERS = {2: 16, 3: 12, 4: 10}
+"""``ismcts-v1``'s default ``worlds`` by player count (more players: the 4-player budget), and
+``min_worlds`` is half of it: a world costs more play-out with every player, and these keep a
+decision under issue 16's 250 ms on the 2-core machine (``benchmarks/bench_search.py``)."""
 
-def ismcts_v1(rules: Rules, *, belief: object = None, worlds: int = ISMCTS_V1_DEFAULTS["worlds"],
-              min_worlds: int = ISMCTS_V1_DEFAULTS["min_worlds"], candidates: int = ISMCTS_V1_DEFAULTS["candidates"],
+
+def default_worlds(num_players: int) -> tuple[int, int]:
+    """(worlds, min_worlds) of ``ismcts-v1`` at its default budget for ``num_players``."""
+    worlds = WORLDS_BY_PLAYERS.get(num_players, WORLDS_BY_PLAYERS[max(WORLDS_BY_PLAYERS)])
+    return worlds, worlds // 2
+
+
+def ismcts_v1(rules: Rules, *, belief: object = None, worlds: int | None = None, min_worlds: int | None = None,
+              candidates: int = ISMCTS_V1_DEFAULTS["candidates"],
               z: float = ISMCTS_V1_DEFAULTS["z"], margin: float = ISMCTS_V1_DEFAULTS["margin"],
               tilt: float = ISMCTS_V1_DEFAULTS["tilt"], infer: int = ISMCTS_V1_DEFAULTS["infer"],
               horizon: int = ISMCTS_V1_DEFAULTS["horizon"], tree_depth: int = 0, exploration: float = 10.0,
@@ -28,8 +38,12 @@ def ismcts_v1(rules: Rules, *, belief: object = None, worlds: int = ISMCTS_V1_DE
 
     ``belief``: a belief name or path (default the shipped ``belief-Np-v0`` for the player
     count) or a loaded :class:`models.belief.Belief`; a number is ``ismcts-v0``'s tilt (for
-    ablations: 0 is uniform worlds).
+    ablations: 0 is uniform worlds). ``worlds`` and ``min_worlds`` default by player count
+    (:func:`default_worlds`); ``min_worlds`` is capped at ``worlds``.
     """
+    default, default_min = default_worlds(rules.num_players)
+    worlds = default if worlds is None else worlds
+    min_worlds = default_min if min_worlds is None else min_worlds
     if belief is None:
         belief = f"belief-{rules.num_players}p-v0"
     numeric = isinstance(belief, (int, float)) and not isinstance(belief, bool)

@@ -7,9 +7,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from models.search_agents import ISMCTS_V1_DEFAULTS  # noqa: E402
 from models.belief import Belief  # noqa: E402
 from models.belief_net import BeliefNet  # noqa: E402
+from models.search_agents import ISMCTS_V1_DEFAULTS, WORLDS_BY_PLAYERS, default_worlds  # noqa: E402
 from tt_env.agents import ExpertAgent, ISMCTSAgent, list_agents, make_agent  # noqa: E402
 from tt_env.engine import Rules, game  # noqa: E402
 from tt_env.observation import encode  # noqa: E402
@@ -44,6 +44,19 @@ def test_registered_with_its_documented_defaults():
         assert getattr(agent, "c" if key == "exploration" else key) == value, key
     assert type(agent.belief).__name__ == "Belief" and agent.belief.num_players == 2
     assert make_agent("ismcts-v1", Rules(num_players=3)).belief.num_players == 3
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_the_budget_in_worlds_shrinks_with_more_players(num_players):
+    agent = make_agent("ismcts-v1", Rules(num_players=num_players))
+    assert (agent.worlds, agent.min_worlds) == default_worlds(num_players)
+    assert agent.worlds == WORLDS_BY_PLAYERS[num_players] and agent.min_worlds == agent.worlds // 2
+    assert WORLDS_BY_PLAYERS[2] > WORLDS_BY_PLAYERS[3] > WORLDS_BY_PLAYERS[4]
+    chosen = make_agent("ismcts-v1", Rules(num_players=num_players), worlds=6)
+    assert (chosen.worlds, chosen.min_worlds) == (6, min(6, agent.worlds // 2))
+    assert make_agent("ismcts-v1", Rules(num_players=num_players), worlds=20, min_worlds=20).min_worlds == 20
+    with pytest.raises(ValueError, match="worlds='many' is not allowed"):
+        make_agent("ismcts-v1", Rules(num_players=num_players), worlds="many")
     with pytest.raises(ValueError, match=r"takes no option\(s\) \['world'\]"):
         make_agent("ismcts-v1", Rules(), world=6)
 
@@ -56,6 +69,9 @@ def test_the_readme_table_matches_the_defaults():
     section = section[:section.index("\n```")]
     for key, value in ISMCTS_V1_DEFAULTS.items():
         assert f"| `{key}` | {value} |" in section, key
+    w = WORLDS_BY_PLAYERS
+    assert f"| `worlds` | {w[2]} at 2 players, {w[3]} at 3, {w[4]} at 4 |" in section
+    assert "| `min_worlds` | half of `worlds` |" in section
 
 
 @pytest.mark.parametrize("num_players", [2, 3])
