@@ -104,6 +104,7 @@ def plot(results: Sequence[dict[str, Any]], path: Path, opponents: Sequence[str]
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     fig, axes = plt.subplots(len(opponents), 2, figsize=(12, 4.2 * len(opponents)), dpi=100, squeeze=False)
     colors = plt.get_cmap("tab10")
@@ -122,8 +123,13 @@ def plot(results: Sequence[dict[str, Any]], path: Path, opponents: Sequence[str]
             ax.set_title(f"vs {opponent}, by {label.split(' (')[0]}")
             if col == 1:
                 ax.set_xscale("log")
+                ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+                ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}"))
+                ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # 3x10^1 4x10^1 ... overlapped
     axes[0][0].legend(fontsize=8)
-    fig.suptitle("Baselines from scratch, 2 players: mean over seeds, range shaded")
+    seeds = len({r["seed"] for r in results})
+    spread = "one seed" if seeds == 1 else f"mean over {seeds} seeds, range shaded"
+    fig.suptitle(f"Baselines from scratch, 2 players: {spread}")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
