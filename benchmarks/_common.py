@@ -66,3 +66,23 @@ def print_table(headers: list[str], rows: list[list[str]]) -> None:
     print("  ".join("-" * w for w in widths))
     for r in rows:
         print(line(r))
+
+
+def expert_positions(rules, games: int, seed: int) -> list:
+    """(observation, action mask) of every decision of ``games`` full expert-v0 self-play games
+    (game ``g`` dealt from ``default_rng([seed, g])``), recorded once, before any timing."""
+    import numpy as np
+
+    from tt_env.agents import ExpertAgent
+    from tt_env.engine import game
+    from tt_env.observation import encode
+
+    agent, rng = ExpertAgent(rules), np.random.default_rng(seed)
+    positions = []
+    for g in range(games):
+        state = game.new_game(rules, np.random.default_rng([seed, g]))
+        while not state.game_over:
+            obs, mask = encode(state, state.current_player), game.action_mask(state)
+            positions.append((obs, mask))
+            game.apply(state, agent.act(obs, mask, rng))
+    return positions

@@ -37,27 +37,12 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))  # the old expert, kept there as the tests' reference
-from _common import print_header, print_table, summarize  # noqa: E402
+from _common import expert_positions, print_header, print_table, summarize  # noqa: E402
 from expert_reference import ReferenceExpertAgent  # noqa: E402
 
 from tt_env.agents import ExpertAgent, GreedyAgent  # noqa: E402
-from tt_env.engine import game  # noqa: E402
 from tt_env.engine.rules import Rules  # noqa: E402
-from tt_env.observation import encode  # noqa: E402
 from training.duplicate import play_game  # noqa: E402
-
-
-def record_positions(rules: Rules, games: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(observation, action mask) of every decision of ``games`` expert-v0 self-play games."""
-    agent, rng = ExpertAgent(rules), np.random.default_rng(seed)
-    positions = []
-    for g in range(games):
-        state = game.new_game(rules, np.random.default_rng([seed, g]))
-        while not state.game_over:
-            obs, mask = encode(state, state.current_player), game.action_mask(state)
-            positions.append((obs, mask))
-            game.apply(state, agent.act(obs, mask, rng))
-    return positions
 
 
 def time_once(work: Callable[[], None]) -> tuple[float, float]:
@@ -80,7 +65,7 @@ def main() -> None:
 
     print_header("Scripted agents: ms per decision and expert-vs-expert games/s", vars(args))
     rules = Rules(num_players=args.num_players)
-    positions = record_positions(rules, args.games, args.seed)
+    positions = expert_positions(rules, args.games, args.seed)
     new, old, greedy = ExpertAgent(rules), ReferenceExpertAgent(rules), GreedyAgent(rules)
     rng = np.random.default_rng(0)
     same = sum(new.act(o, m, rng) == old.act(o, m, rng) for o, m in positions)

@@ -28,12 +28,10 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import print_header, print_table, summarize  # noqa: E402
+from _common import expert_positions, print_header, print_table, summarize  # noqa: E402
 
-from tt_env.agents import ExpertAgent, make_agent  # noqa: E402
-from tt_env.engine import game  # noqa: E402
+from tt_env.agents import make_agent  # noqa: E402
 from tt_env.engine.rules import Rules  # noqa: E402
-from tt_env.observation import encode  # noqa: E402
 
 BUDGET_MS = 250.0
 """Issue 16's ceiling for ``ismcts-v1``'s mean time per decision at its defaults."""
@@ -41,14 +39,7 @@ BUDGET_MS = 250.0
 
 def spaced_positions(rules: Rules, games: int, count: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """``count`` (observation, mask) pairs evenly spaced over every decision of expert self-play games."""
-    agent, rng = ExpertAgent(rules), np.random.default_rng(seed)
-    every = []
-    for g in range(games):
-        state = game.new_game(rules, np.random.default_rng([seed, g]))
-        while not state.game_over:
-            obs, mask = encode(state, state.current_player), game.action_mask(state)
-            every.append((obs, mask))
-            game.apply(state, agent.act(obs, mask, rng))
+    every = expert_positions(rules, games, seed)
     picks = np.linspace(0, len(every) - 1, num=min(count, len(every))).round().astype(int)
     return [every[i] for i in picks]
 
