@@ -1,0 +1,98 @@
+"""Bridges between a batch table and the scalar engine's :class:`~tt_env.engine.game.GameState`.
+
+A table holds as counts what carries no order in play (hands, known-taken cards, discards and
+passed-over cards), so those come back as sorted lists; the stock and the discard pile keep
+their exact order. The scalar state gets fresh random generators (the batch's streams cannot
+be expressed as numpy ones) and no finished-round records: everything a rule, an observation
+or a mask reads is exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+from ..engine.cardlist import CardList
+from ..engine.game import GameState
+from .state import COUNT_DTYPE
+
+if TYPE_CHECKING:
+    from .game import BatchGame
+
+
+def _cards(counts: list[int]) -> list[int]:
+    """Sorted card ints from a 52-vector of copies."""
+    return [card for card, k in enumerate(counts) for _ in range(k)]
+
+
+def table_to_game_state(game: BatchGame, table: int) -> GameState:
+    """Table ``table`` of ``game`` as a scalar :class:`GameState`."""
+    if isinstance(table, bool) or not isinstance(table, (int, np.integer)) or not 0 <= table < game.num_tables:
+        raise ValueError(f"table={table!r} is not allowed: use an int 0..{game.num_tables - 1}")
+    s = game.state
+    i = int(table)
+    n = game.num_players
+    hands = s.hands[i].tolist()
+    round_index = int(s.round_index[i])
+    went_out = int(s.went_out[i])
+    taken = int(s.taken[i])
+    return GameState(
+        rules=game.rules, rng=np.random.default_rng(), hands=[_cards(h) for h in hands],
+        stock=s.stock[i, :int(s.stock_len[i])].tolist(), discard_pile=CardList(s.pile[i, :int(s.pile_len[i])].tolist()),
+        round_index=round_index, round_number=game.rules.rounds[round_index], dealer=int(s.dealer[i]),
+        current_player=int(s.current[i]), phase=int(s.phase[i]), scores=s.scores[i].tolist(),
+        went_out=None if went_out < 0 else went_out, turn=int(s.turn[i]), taken_this_turn=None if taken < 0 else taken,
+        known_taken=[_cards(k) for k in s.known_taken[i].tolist()],
+        discards=[CardList(_cards(d)) for d in s.discards[i].tolist()],
+        passed=[CardList(_cards(p)) for p in s.passed[i].tolist()], round_results=[],
+        game_over=bool(s.game_over[i]))
+
+
+def load_game_states(game: BatchGame, states: Sequence[GameState]) -> None:
+    """Overwrite every table of ``game`` with ``states`` (one per table, all under ``game.rules``)."""
+    if len(states) != game.num_tables:
+        raise ValueError(f"from_game_states needs one state per table: got {len(states)} for {game.num_tables} tables")
+    for k, st in enumerate(states):
+        if not isinstance(st, GameState):
+            raise TypeError(f"states[{k}] is a {type(st).__name__}, not a GameState")
+        if st.rules != game.rules:
+            raise ValueError(f"states[{k}] plays other rules ({st.rules}) than the batch ({game.rules})")
+    n, size = game.num_players, game.shoe_size
+
+    def counts(lists: Sequence[Sequence[int]]) -> list[list[int]]:
+        out = []
+        for cards in lists:
+            row = [0] * 52
+            for c in cards:
+                row[c] += 1
+            out.append(row)
+        return out
+
+    def padded(cards: Sequence[int]) -> list[int]:
+        return list(cards) + [0] * (size - len(cards))
+
+    def tensor(values: object, dtype: torch.dtype = torch.int64) -> torch.Tensor:
+        return torch.tensor(values, dtype=dtype, device=game.device)
+
+    s = game.state
+    s.hands = tensor([counts(st.hands) for st in states], COUNT_DTYPE)
+    s.stock = tensor([padded(st.stock) for st in states])
+    s.stock_len = tensor([len(st.stock) for st in states])
+    s.pile = tensor([padded(st.discard_pile) for st in states])
+    s.pile_len = tensor([len(st.discard_pile) for st in states])
+    s.pile_counts = tensor([counts([st.discard_pile])[0] for st in states], COUNT_DTYPE)
+    s.known_taken = tensor([counts(st.known_taken) for st in states], COUNT_DTYPE)
+    s.discards = tensor([counts(st.discards) for st in states], COUNT_DTYPE)
+    s.passed = tensor([counts(st.passed or [[] for _ in range(n)]) for st in states], COUNT_DTYPE)
+    s.round_index = tensor([st.round_index for st in states])
+    s.dealer = tensor([st.dealer for st in states])
+    s.current = tensor([st.current_player for st in states])
+    s.phase = tensor([st.phase for st in states])
+    s.scores = tensor([list(st.scores) for st in states])
+    s.went_out = tensor([-1 if st.went_out is None else st.went_out for st in states])
+    s.turn = tensor([st.turn for st in states])
+    s.taken = tensor([-1 if st.taken_this_turn is None else st.taken_this_turn for st in states])
+    s.game_over = tensor([bool(st.game_over) for st in states], torch.bool)

@@ -1,0 +1,370 @@
+"""``BatchGame``: thousands of whole Three Thirteen games as tensors, advanced by one call.
+
+The rules are those of :mod:`tt_env.engine.game` (the specification), move for move; the
+differential tests play both side by side through :meth:`BatchGame.to_game_state`. A step is a
+fixed sequence of tensor operations over every table. The rare, costly parts (a reshuffle, the
+end of a round, a new deal, the go-out check) run on the tables that need them: on a CPU on
+just those rows (picking them is free there), on other devices on every row with the result
+selected by mask, so that nothing waits on the host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from ..engine.game import DISCARD_BASE, NUM_ACTIONS, GameState
+from ..engine.rules import Rules
+from ..observation import observation_size
+from .observe import legal_mask, observe, pile_top
+from .random_keys import seed_words, shuffle_order, shuffle_prefix, stream_base, uniform_below
+from .solver import least_penalty
+from .state import COUNT_DTYPE, BatchState
+
+MAX_BATCH_DECKS = 4
+"""Most decks the batched engine plays (its solver's tables are sized for up to 4)."""
+REWARD_MODES = ("relative", "penalty", "win")
+REWARD_SCALE = 100.0
+
+
+class TimeStep(NamedTuple):
+    """What a call of :meth:`BatchGame.reset` or :meth:`BatchGame.step` returns (tensors on the device).
+
+    Attributes:
+        observation: (B, 107N+80) float32, the seat to move's observation (after an auto-reset,
+            of the new game).
+        action_mask: (B, 54) bool, that seat's legal actions.
+        seat: (B,) int64, the seat to move.
+        rewards: (B, N) float32, every seat's reward from this step (``three_thirteen_v0``'s).
+        round_over: (B,) bool, a round ended at this step.
+        game_over: (B,) bool, the game ended at this step.
+        scores: (B, N) int64, the totals after this step (a finished game's final totals).
+        round_points: (B, N) int64, the points of the round that ended at this step (else 0).
+        final_observation: (B, 107N+80) float32, where ``game_over``: the last observation of
+            the finished game (of the seat that made the last move), else ``observation``.
+    """
+
+    observation: torch.Tensor
+    action_mask: torch.Tensor
+    seat: torch.Tensor
+    rewards: torch.Tensor
+    round_over: torch.Tensor
+    game_over: torch.Tensor
+    scores: torch.Tensor
+    round_points: torch.Tensor
+    final_observation: torch.Tensor
+
+
+class BatchGame:
+    """``num_tables`` games under one :class:`Rules`, held on ``device`` and stepped together.
+
+    Args:
+        rules: the rules of every table (2-8 players, up to :data:`MAX_BATCH_DECKS` decks).
+        num_tables: tables in the batch (B).
+        device: torch device of every tensor (``"cpu"``, ``"cuda"``, ``"cuda:1"`` ...).
+        seed: root of every table's random stream (table ``i`` plays the same games for the
+            same seed whatever the other tables do, on any device).
+        reward_mode: ``"relative"``, ``"penalty"`` or ``"win"``, as in ``three_thirteen_v0``.
+        autoreset: start a new game on a table as soon as its game ends.
+        check_actions: raise ``ValueError`` for an illegal action (the one wait on the host in
+            :meth:`step`; turn off for the fastest accelerator runs with trusted actions).
+    """
+
+    def __init__(self, rules: Rules, num_tables: int, device: str | torch.device = "cpu", seed: int = 0,
+                 reward_mode: str = "relative", *, autoreset: bool = True, check_actions: bool = True) -> None:
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules={rules!r} is not a Rules: build one with tt_env.engine.rules.Rules(...)")
+        if rules.num_decks > MAX_BATCH_DECKS:
+            raise ValueError(f"decks={rules.num_decks} is not allowed in the batched engine: it plays 1 to "
+                             f"{MAX_BATCH_DECKS} decks (use the scalar engine for more)")
+        if isinstance(num_tables, bool) or not isinstance(num_tables, int) or num_tables < 1:
+            raise ValueError(f"num_tables={num_tables!r} is not allowed: use an int >= 1")
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"reward_mode={reward_mode!r} is not allowed: use one of {list(REWARD_MODES)}")
+        self.rules = rules
+        self.num_tables = num_tables
+        self.num_players = rules.num_players
+        self.device = torch.device(device)
+        self.reward_mode = reward_mode
+        self.autoreset = autoreset
+        self.check_actions = check_actions
+        self.observation_size = observation_size(rules.num_players)
+        self.shoe_size = rules.num_cards
+        self._sparse = self.device.type == "cpu"
+        self._rows = torch.arange(num_tables, device=self.device)
+        self._rounds = torch.tensor(rules.rounds, dtype=torch.int64, device=self.device)
+        self._seed32 = seed_words(seed)
+        self.state = BatchState.empty(num_tables, self.num_players, self.shoe_size, self.device)
+        self._mask: torch.Tensor | None = None
+
+    # ------------------------------------------------------------------ public calls
+    def reset(self, seed: int | None = None) -> TimeStep:
+        """Start a new game on every table; ``seed`` restarts every table's random stream."""
+        if seed is not None:
+            self._seed32 = seed_words(seed)
+            self.state.counter.zero_()
+        self.state = self._new_games(self.state, self._rows)
+        zeros = torch.zeros(self.num_tables, self.num_players, device=self.device)
+        flags = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
+        return self._timestep(zeros, flags, flags, self.state.scores.clone(), zeros.long(), None)
+
+    def step(self, actions: torch.Tensor) -> TimeStep:
+        """Play ``actions`` ((B,) int64 action ids, one per table, for its seat to move)."""
+        actions = self._checked(actions)
+        s = self.state
+        rows, n = self._rows, self.num_players
+        seat = s.current
+        drawing = s.phase == 0
+        stock_draw = drawing & (actions == 0)
+        take = drawing & (actions == 1)
+        discard = (~drawing) & (~s.game_over)
+        card = (actions - DISCARD_BASE).clamp(0, 51)
+        top = pile_top(s)
+
+        # draw from the stock: the top discard is passed over; an empty stock is refilled first
+        passed = stock_draw & (top >= 0)
+        s.passed[rows, seat, top.clamp(min=0)] += passed.to(COUNT_DTYPE)
+        self._on_rows(stock_draw & (s.stock_len == 0), self._reshuffle)
+        drawn = s.stock.gather(1, (s.stock_len - 1).clamp(min=0).unsqueeze(1)).squeeze(1)
+        s.stock_len -= stock_draw.long()
+        # take the top of the discard pile
+        s.pile_len -= take.long()
+        s.pile_counts[rows, top.clamp(min=0)] -= take.to(COUNT_DTYPE)
+        s.known_taken[rows, seat, top.clamp(min=0)] += take.to(COUNT_DTYPE)
+        s.taken = torch.where(take, top, s.taken)
+        got = torch.where(take, top, drawn).clamp(min=0)
+        s.hands[rows, seat, got] += drawing.to(COUNT_DTYPE)
+
+        # discard: onto the pile; one copy leaves the known-taken cards
+        s.hands[rows, seat, card] -= discard.to(COUNT_DTYPE)
+        slot = s.pile_len.clamp(max=self.shoe_size - 1)
+        s.pile[rows, slot] = torch.where(discard, card, s.pile[rows, slot])
+        s.pile_len += discard.long()
+        s.pile_counts[rows, card] += discard.to(COUNT_DTYPE)
+        s.discards[rows, seat, card] += discard.to(COUNT_DTYPE)
+        s.known_taken[rows, seat, card] -= (discard & (s.known_taken[rows, seat, card] > 0)).to(COUNT_DTYPE)
+        s.taken = torch.where(discard, -1, s.taken)
+        s.turn += discard.long()
+        s.phase = torch.where(drawing, 1, s.phase)
+
+        # going out: the first discard that leaves a fully melded hand
+        checking = discard & (s.went_out < 0)
+        zero = self._penalty_is_zero(checking, seat)
+        s.went_out = torch.where(checking & zero, seat, s.went_out)
+        nxt = (seat + 1) % n
+        ends = discard & ((nxt == s.went_out) | ((s.went_out < 0) & (s.turn >= self.rules.max_turns_per_round)))
+        s.current = torch.where(discard & ~ends, nxt, s.current)
+        s.phase = torch.where(discard & ~ends, 0, s.phase)
+
+        points = torch.zeros(self.num_tables, n, dtype=torch.int64, device=self.device)
+        self._on_rows(ends, self._end_round, points)
+        scores = s.scores.clone()
+        over = ends & s.game_over
+        rewards = self._rewards(points, ends, over)
+        final = None
+        if self.autoreset:
+            final = observe(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round)
+            self._on_rows(over, self._new_games_inplace)
+        return self._timestep(rewards, ends, over, scores, points, final)
+
+    @property
+    def round_number(self) -> torch.Tensor:
+        """(B,) round number (1..11) of each table's current round."""
+        return self._round_number(self.state)
+
+    # ------------------------------------------------------------------ bridges
+    def to_game_state(self, table: int) -> GameState:
+        """Table ``table`` as a scalar-engine :class:`GameState` (see :mod:`tt_env.batch.bridge`)."""
+        from .bridge import table_to_game_state
+
+        return table_to_game_state(self, table)
+
+    def from_game_states(self, states: Sequence[GameState]) -> TimeStep:
+        """Load one scalar state per table (``len(states) == num_tables``) and return its TimeStep."""
+        from .bridge import load_game_states
+
+        load_game_states(self, states)
+        zeros = torch.zeros(self.num_tables, self.num_players, device=self.device)
+        flags = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
+        return self._timestep(zeros, flags, flags, self.state.scores.clone(), zeros.long(), None)
+
+    # ------------------------------------------------------------------ internals
+    def _round_number(self, s: BatchState) -> torch.Tensor:
+        return self._rounds[s.round_index]
+
+    def _checked(self, actions: torch.Tensor) -> torch.Tensor:
+        """``actions`` as a (B,) int64 tensor on the device; illegal ones raise when checking."""
+        if not isinstance(actions, torch.Tensor):
+            actions = torch.as_tensor(np.asarray(actions))
+        if actions.shape != (self.num_tables,) or actions.dtype.is_floating_point or actions.dtype == torch.bool \
+                or actions.dtype.is_complex:
+            raise ValueError(f"actions must be a ({self.num_tables},) integer tensor of action ids 0..{NUM_ACTIONS - 1}, "
+                             f"got shape {tuple(actions.shape)} and dtype {actions.dtype}")
+        actions = actions.to(device=self.device, dtype=torch.int64)
+        if self._mask is None:
+            raise RuntimeError("step() called before reset(): call reset() first")
+        if self.check_actions:
+            inside = (actions >= 0) & (actions < NUM_ACTIONS)
+            legal = inside & self._mask.gather(1, actions.clamp(0, NUM_ACTIONS - 1).unsqueeze(1)).squeeze(1)
+            if not bool(legal.all()):
+                i = int((~legal).nonzero()[0])
+                allowed = self._mask[i].nonzero().flatten().tolist()
+                raise ValueError(f"illegal action {int(actions[i])} at table {i} (seat {int(self.state.current[i])}): "
+                                 f"legal actions there are {allowed} (0 draw stock, 1 take discard, 2+c discard "
+                                 f"card c; none once a game is over)")
+        return actions
+
+    def _on_rows(self, mask: torch.Tensor, fn: Callable[..., None], *outputs: torch.Tensor) -> None:
+        """Run ``fn(part, rows, *output_parts)`` on the tables where ``mask`` holds and write them back.
+
+        On a CPU ``part`` holds just those tables; elsewhere every table, and only the masked ones
+        are kept (no wait on the host). ``outputs`` are (B, ...) tensors ``fn`` fills for its rows.
+        """
+        if self._sparse:
+            rows = mask.nonzero().squeeze(1)
+            if rows.numel() == 0:
+                return
+            part = self.state.rows(rows)
+            outs = [o[rows] for o in outputs]
+            fn(part, rows, *outs)
+            self.state.put_rows(rows, part)
+            for o, p in zip(outputs, outs):
+                o[rows] = p
+            return
+        part = self.state.rows(self._rows)
+        outs = [o.clone() for o in outputs]
+        fn(part, self._rows, *outs)
+        self.state.select(mask, part)
+        for o, p in zip(outputs, outs):
+            o.copy_(torch.where(mask.view(-1, *([1] * (o.dim() - 1))), p, o))
+
+    def _penalty_is_zero(self, mask: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
+        """(B,) whether the hand of ``seat`` melds completely, computed where ``mask`` holds."""
+        result = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
+        wild = self._round_number(self.state) + 2
+        if self._sparse:
+            rows = mask.nonzero().squeeze(1)
+            if rows.numel():
+                pen = least_penalty(self.state.hands[rows, seat[rows]], wild[rows], self.rules)
+                result[rows] = pen == 0
+            return result
+        pen = least_penalty(self.state.hands[self._rows, seat], wild, self.rules)
+        return mask & (pen == 0)
+
+    def _end_round(self, part: BatchState, rows: torch.Tensor, points: torch.Tensor) -> None:
+        """Score every hand of the ``part`` tables, add to the totals, and deal the next round."""
+        k, n = part.hands.shape[0], self.num_players
+        wild = (self._rounds[part.round_index] + 2).repeat_interleave(n)
+        pen = least_penalty(part.hands.reshape(k * n, 52), wild, self.rules).view(k, n).long()
+        seats = torch.arange(n, device=self.device)
+        pen = torch.where(seats.unsqueeze(0) == part.went_out.unsqueeze(1), 0, pen)
+        points.copy_(pen)
+        part.scores += pen
+        last = part.round_index + 1 >= len(self.rules.rounds)
+        part.game_over |= last
+        nxt = part.round_index + (~last).long()
+        dealt = self._dealt(part, rows, nxt, (part.dealer + 1) % n)
+        keep = last.view(-1, 1, 1)
+        for name in ("hands", "known_taken", "discards", "passed"):
+            setattr(part, name, torch.where(keep, getattr(part, name), getattr(dealt, name)))
+        for name in ("stock", "stock_len", "pile", "pile_len", "pile_counts", "round_index", "dealer", "current",
+                     "phase", "went_out", "turn", "taken", "counter"):
+            old, new = getattr(part, name), getattr(dealt, name)
+            setattr(part, name, torch.where(last.view(-1, *([1] * (old.dim() - 1))), old, new))
+
+    def _new_games(self, s: BatchState, rows: torch.Tensor) -> BatchState:
+        """Fresh games for the tables of ``s`` (table ids ``rows``): first dealer drawn, round dealt."""
+        k = s.hands.shape[0]
+        base = stream_base(self._seed32, rows, s.counter)
+        dealer = uniform_below(base, self.num_players, 0x632BE5AB)
+        s.counter = s.counter + 1
+        s.scores = torch.zeros_like(s.scores)
+        s.game_over = torch.zeros(k, dtype=torch.bool, device=self.device)
+        return self._dealt(s, rows, torch.zeros_like(s.round_index), dealer)
+
+    def _new_games_inplace(self, part: BatchState, rows: torch.Tensor) -> None:
+        fresh = self._new_games(part, rows)
+        for name, value in fresh.fields().items():
+            setattr(part, name, value)
+
+    def _dealt(self, s: BatchState, rows: torch.Tensor, round_index: torch.Tensor, dealer: torch.Tensor) -> BatchState:
+        """``s`` with a new round dealt: round ``round_index`` by ``dealer`` (as ``engine.game._deal``).
+
+        The shoe is a random order of every card; cards are dealt from its end, one at a time to
+        each seat from the dealer's left, then one turned up; the rest, in order, is the stock."""
+        k, n, size = s.hands.shape[0], self.num_players, self.shoe_size
+        dev = self.device
+        shoe = shuffle_order(stream_base(self._seed32, rows, s.counter), size) % 52
+        per_hand = self._rounds[round_index] + 2
+        dealt = n * per_hand
+        from_end = size - 1 - torch.arange(size, device=dev)
+        in_hand = from_end.unsqueeze(0) < dealt.unsqueeze(1)
+        seat_of = (dealer.unsqueeze(1) + 1 + from_end.unsqueeze(0) % n) % n
+        slot = torch.where(in_hand, seat_of * 52 + shoe, n * 52)
+        hands = torch.zeros(k, n * 52 + 1, dtype=COUNT_DTYPE, device=dev)
+        hands.scatter_add_(1, slot, torch.ones_like(slot, dtype=COUNT_DTYPE))
+        stock_len = size - 1 - dealt
+        up = shoe.gather(1, stock_len.unsqueeze(1))
+        pile = torch.zeros_like(s.pile)
+        pile[:, :1] = up
+        pile_counts = torch.zeros(k, 52, dtype=COUNT_DTYPE, device=dev)
+        pile_counts.scatter_(1, up, 1)
+        blank = torch.zeros_like(s.known_taken)
+        return BatchState(hands=hands[:, :n * 52].view(k, n, 52), stock=shoe, stock_len=stock_len, pile=pile,
+                          pile_len=torch.ones_like(stock_len), pile_counts=pile_counts, known_taken=blank,
+                          discards=blank.clone(), passed=blank.clone(), round_index=round_index, dealer=dealer,
+                          current=(dealer + 1) % n, phase=torch.zeros_like(dealer), scores=s.scores,
+                          went_out=torch.full_like(dealer, -1), turn=torch.zeros_like(dealer),
+                          taken=torch.full_like(dealer, -1), game_over=s.game_over, counter=s.counter + 1)
+
+    def _reshuffle(self, part: BatchState, rows: torch.Tensor) -> None:
+        """Refill an empty stock: the discard pile under its top card, shuffled (``engine.game._refill_stock``)."""
+        under = part.pile_len - 1
+        order = shuffle_prefix(stream_base(self._seed32, rows, part.counter), self.shoe_size, under)
+        part.counter = part.counter + 1
+        top = part.pile.gather(1, under.unsqueeze(1))
+        part.stock = part.pile.gather(1, order)
+        part.stock_len = under
+        part.pile = torch.zeros_like(part.pile)
+        part.pile[:, :1] = top
+        part.pile_len = torch.ones_like(under)
+        part.pile_counts = torch.zeros_like(part.pile_counts).scatter_(1, top, 1)
+
+    def _rewards(self, points: torch.Tensor, ends: torch.Tensor, over: torch.Tensor) -> torch.Tensor:
+        """(B, N) float32 rewards of this step, as ``three_thirteen_v0`` gives them."""
+        n = self.num_players
+        p = points.double()
+        if self.reward_mode == "relative":
+            total = p.sum(dim=1, keepdim=True)
+            values = ((total - p) / (n - 1) - p) / REWARD_SCALE
+        elif self.reward_mode == "penalty":
+            values = -p / REWARD_SCALE
+        else:
+            values = win_rewards(self.state.scores).double()
+            values = torch.where(over.unsqueeze(1), values, 0.0)
+        return torch.where(ends.unsqueeze(1), values, 0.0).float()
+
+    def _timestep(self, rewards: torch.Tensor, ends: torch.Tensor, over: torch.Tensor, scores: torch.Tensor,
+                  points: torch.Tensor, final: torch.Tensor | None) -> TimeStep:
+        s = self.state
+        obs = observe(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round)
+        self._mask = legal_mask(s, self.rules.discard_drawn_discard)
+        if final is None:
+            final = obs
+        else:
+            final = torch.where(over.unsqueeze(1), final, obs)
+        return TimeStep(obs, self._mask, s.current.clone(), rewards, ends, over, scores, points, final)
+
+
+def win_rewards(scores: torch.Tensor) -> torch.Tensor:
+    """(B, N) float64: +1 shared among the lowest totals, -1 among the rest; 0 for all on an all-way tie."""
+    n = scores.shape[1]
+    won = scores == scores.min(dim=1, keepdim=True).values
+    k = won.sum(dim=1, keepdim=True).double()
+    values = torch.where(won, 1.0 / k, -1.0 / (n - k).clamp(min=1))
+    return torch.where(k == n, 0.0, values)
+
+

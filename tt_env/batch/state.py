@@ -1,0 +1,82 @@
+"""The batched game state: one dataclass of fixed-shape tensors, table first.
+
+Per table it holds what :class:`tt_env.engine.game.GameState` holds, as counts where order
+carries no information (hands, known-taken cards, discards, passed-over cards) and as ordered
+card arrays where it does (the stock, whose top is the last of its ``stock_len`` cards, and the
+discard pile, whose top is the last of its ``pile_len`` cards). ``-1`` stands for "nobody" /
+"no card" in ``went_out`` and ``taken``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import torch
+
+COUNT_DTYPE = torch.int16
+"""dtype of every count of cards (a table holds at most 4 decks, 208 cards)."""
+
+
+@dataclass
+class BatchState:
+    """Every table's game, as tensors on one device (B tables, N seats, S cards in the shoe)."""
+
+    hands: torch.Tensor          # (B, N, 52) copies of each card held
+    stock: torch.Tensor          # (B, S) cards; the first stock_len are the stock, top last
+    stock_len: torch.Tensor      # (B,)
+    pile: torch.Tensor           # (B, S) cards; the first pile_len are the discard pile, top last
+    pile_len: torch.Tensor       # (B,)
+    pile_counts: torch.Tensor    # (B, 52) copies of each card in the discard pile
+    known_taken: torch.Tensor    # (B, N, 52) taken from the discard pile this round and still held
+    discards: torch.Tensor       # (B, N, 52) discarded this round
+    passed: torch.Tensor         # (B, N, 52) top discards passed over this round
+    round_index: torch.Tensor    # (B,) index into rules.rounds
+    dealer: torch.Tensor         # (B,)
+    current: torch.Tensor        # (B,) seat to move
+    phase: torch.Tensor          # (B,) 0 draw, 1 discard
+    scores: torch.Tensor         # (B, N) totals of the finished rounds
+    went_out: torch.Tensor       # (B,) seat that went out this round, -1 for nobody
+    turn: torch.Tensor           # (B,) turns played this round
+    taken: torch.Tensor          # (B,) card just taken from the discard pile this turn, -1 for none
+    game_over: torch.Tensor      # (B,) bool
+    counter: torch.Tensor        # (B,) draws taken from the table's random stream
+
+    @classmethod
+    def empty(cls, num_tables: int, num_players: int, shoe_size: int, device: torch.device) -> BatchState:
+        """All-zero tables (dealt by the caller)."""
+        b, n = num_tables, num_players
+
+        def zeros(*shape: int, dtype: torch.dtype = torch.int64) -> torch.Tensor:
+            return torch.zeros(shape, dtype=dtype, device=device)
+
+        return cls(hands=zeros(b, n, 52, dtype=COUNT_DTYPE), stock=zeros(b, shoe_size), stock_len=zeros(b),
+                   pile=zeros(b, shoe_size), pile_len=zeros(b), pile_counts=zeros(b, 52, dtype=COUNT_DTYPE),
+                   known_taken=zeros(b, n, 52, dtype=COUNT_DTYPE), discards=zeros(b, n, 52, dtype=COUNT_DTYPE),
+                   passed=zeros(b, n, 52, dtype=COUNT_DTYPE), round_index=zeros(b), dealer=zeros(b),
+                   current=zeros(b), phase=zeros(b), scores=zeros(b, n), went_out=zeros(b) - 1,
+                   turn=zeros(b), taken=zeros(b) - 1, game_over=zeros(b, dtype=torch.bool), counter=zeros(b))
+
+    def fields(self) -> dict[str, torch.Tensor]:
+        """Name -> tensor of every field."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def rows(self, index: torch.Tensor) -> BatchState:
+        """The tables at ``index`` (copies)."""
+        return BatchState(**{k: v[index] for k, v in self.fields().items()})
+
+    def put_rows(self, index: torch.Tensor, part: BatchState) -> None:
+        """Write ``part`` (tables in ``index`` order) back over the tables at ``index``."""
+        for name, value in part.fields().items():
+            getattr(self, name)[index] = value
+
+    def select(self, mask: torch.Tensor, new: BatchState) -> None:
+        """Take ``new``'s tables where ``mask`` is True (every field; same batch size)."""
+        for name, value in new.fields().items():
+            old = getattr(self, name)
+            shaped = mask.view(-1, *([1] * (old.dim() - 1)))
+            setattr(self, name, torch.where(shaped, value, old))
+
+    def memory_bytes(self) -> int:
+        """Bytes the state's tensors hold."""
+        return sum(t.numel() * t.element_size() for t in self.fields().values())
