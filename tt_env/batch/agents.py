@@ -1,0 +1,181 @@
+"""Batched agents: one call chooses an action for every table, from the same tensors.
+
+Each agent's ``act(observation, action_mask) -> (B,) int64`` reads the observations and masks a
+:class:`~tt_env.batch.game.TimeStep` holds (or any stack of them) and answers on their device.
+
+- :class:`BatchGreedy` is ``greedy-v0`` (:mod:`tt_env.agents.greedy`): the same choices, tie
+  breaks included, with the batched meld solver.
+- :class:`BatchRandom` is ``random-v0``: uniform over the legal actions.
+- :class:`BatchNetwork` wraps any policy network: one forward pass for all the tables.
+- :func:`make_batch_agent` builds one from an agent name or a checkpoint path.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import torch
+
+from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
+from ..engine.rules import Rules
+from ..observation import get_layout
+from .solver import least_penalty
+
+MAX_DISTINCT = 14
+"""Most distinct cards a hand holds in play (13 dealt in round 11, plus one drawn)."""
+
+
+class BatchAgent(Protocol):
+    """What the batched loops call: an action per row, on the rows' device."""
+
+    name: str
+
+    def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor: ...
+
+
+def masked_penalties(counts: torch.Tensor, wild: torch.Tensor, valid: torch.Tensor, rules: Rules) -> torch.Tensor:
+    """Least penalties of the rows of ``counts`` (M, 52) where ``valid``; other rows get 0.
+
+    On a CPU only the valid rows are solved; on other devices every row is (no wait on the host)."""
+    if counts.device.type == "cpu":
+        out = torch.zeros(counts.shape[0], dtype=torch.int64)
+        rows = valid.nonzero().squeeze(1)
+        if rows.numel():
+            out[rows] = least_penalty(counts[rows], wild[rows], rules).long()
+        return out
+    return torch.where(valid, least_penalty(counts, wild, rules).long(), 0)
+
+
+def card_values(rules: Rules, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """(52,) value of each card unmelded as a natural, and (52,) its rank (1..13)."""
+    ranks = torch.arange(52, device=device) % 13 + 1
+    values = ranks.clamp(max=10)
+    values = torch.where(ranks == 1, 15 if rules.aces_high else 1, values)
+    return values, ranks
+
+
+class BatchGreedy:
+    """``greedy-v0`` for a batch: least penalty now (see :mod:`tt_env.agents.greedy`)."""
+
+    name = "greedy-v0"
+
+    def __init__(self, rules: Rules | None = None) -> None:
+        self.rules = rules or Rules()
+
+    def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
+        lay = get_layout(self.rules.num_players)
+        dev = observation.device
+        b = observation.shape[0]
+        rows = torch.arange(b, device=dev)
+        hand = observation[:, lay.hand:lay.hand + 52].round().to(torch.int16)
+        wild = observation[:, lay.wild_rank:lay.wild_rank + 13].argmax(dim=1) + 1
+        top_block = observation[:, lay.discard_top:lay.discard_top + 52]
+        has_top = top_block.amax(dim=1) > 0
+        top = top_block.argmax(dim=1)
+        mask = action_mask.bool()
+        can_stock, can_take = mask[:, DRAW_STOCK], mask[:, TAKE_DISCARD]
+        drawing = can_stock | can_take
+
+        # draw: take the top when holding it and discarding best leaves less than the hand now
+        weigh = drawing & can_stock & can_take & has_top
+        held = hand > 0
+        allowed = held if self.rules.discard_drawn_discard else held & (torch.arange(52, device=dev) != top.unsqueeze(1))
+        slots, cards = _slots(allowed & weigh.unsqueeze(1))
+        grown = hand.clone()
+        grown[rows, top] += weigh.to(hand.dtype)
+        after = masked_penalties(_without(grown, cards), wild.repeat_interleave(MAX_DISTINCT),
+                                 slots.flatten(), self.rules).view(b, MAX_DISTINCT)
+        best_after = torch.where(slots, after, 1 << 30).amin(dim=1)
+        now = masked_penalties(hand, wild, weigh, self.rules)
+        take = can_take & (~can_stock | (weigh & slots.any(dim=1) & (best_after < now)))
+
+        # discard: the legal card leaving the least penalty; ties to high value, natural, high card
+        legal = mask[:, DISCARD_BASE:]
+        slots, cards = _slots(legal)
+        left = masked_penalties(_without(hand, cards), wild.repeat_interleave(MAX_DISTINCT), slots.flatten(),
+                                self.rules).view(b, MAX_DISTINCT)
+        values, ranks = card_values(self.rules, dev)
+        is_wild = ranks[cards] == wild.unsqueeze(1)
+        value = torch.where(is_wild, ranks[cards].clamp(max=10), values[cards])
+        key = left * 10_000 + (20 - value) * 200 + is_wild.long() * 100 + (51 - cards)
+        best = cards[rows, torch.where(slots, key, 1 << 40).argmin(dim=1)]
+        return torch.where(drawing, torch.where(take, TAKE_DISCARD, DRAW_STOCK), DISCARD_BASE + best)
+
+
+def _slots(allowed: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(valid (B, K), card (B, K)): the first :data:`MAX_DISTINCT` cards of each row of ``allowed``."""
+    order = torch.arange(52, 0, -1, device=allowed.device)
+    score, cards = (allowed.long() * order).topk(MAX_DISTINCT, dim=1)
+    return score > 0, cards
+
+
+def _without(hand: torch.Tensor, cards: torch.Tensor) -> torch.Tensor:
+    """(B*K, 52) each hand less one copy of each of its K slot cards (invalid slots: may go negative, unused)."""
+    b = hand.shape[0]
+    rows = torch.arange(b * MAX_DISTINCT, device=hand.device)
+    out = hand.repeat_interleave(MAX_DISTINCT, dim=0).clone()
+    out[rows, cards.flatten()] -= 1
+    return out.clamp(min=0)
+
+
+class BatchRandom:
+    """``random-v0`` for a batch: uniform over each row's legal actions, from a seeded generator."""
+
+    name = "random-v0"
+
+    def __init__(self, rules: Rules | None = None, seed: int = 0, device: str | torch.device = "cpu") -> None:
+        self.rules = rules or Rules()
+        self.generator = torch.Generator(device=torch.device(device)).manual_seed(seed)
+
+    def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
+        keys = torch.rand(action_mask.shape, generator=self.generator, device=action_mask.device)
+        return torch.where(action_mask.bool(), keys, -1.0).argmax(dim=1)
+
+
+class BatchNetwork:
+    """A policy network acting for every row at once: one forward pass, masked argmax or sample.
+
+    ``net`` is a :class:`models.networks.PolicyValueNet` (anything with ``as_input(obs, mask)`` and
+    ``logits_and_value(x)``) or a plain callable ``net(obs, mask) -> logits``.
+    """
+
+    def __init__(self, net: Any, name: str = "network", greedy: bool = True, seed: int = 0) -> None:
+        self.net = net
+        self.name = name
+        self.greedy = greedy
+        self.generator: torch.Generator | None = None
+        self.seed = seed
+
+    @torch.inference_mode()
+    def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
+        mask = action_mask.bool()
+        if hasattr(self.net, "logits_and_value"):
+            logits = self.net.logits_and_value(self.net.as_input(observation, mask))[0]
+        else:
+            logits = self.net(observation, mask)
+        logits = torch.where(mask.to(logits.device), logits.float(), float("-inf"))
+        if self.greedy:
+            return logits.argmax(dim=1).to(observation.device)
+        if self.generator is None:
+            self.generator = torch.Generator(device=logits.device).manual_seed(self.seed)
+        return torch.multinomial(logits.softmax(dim=1), 1, generator=self.generator).squeeze(1).to(observation.device)
+
+
+def make_batch_agent(spec: str, rules: Rules, device: str | torch.device = "cpu", *, seed: int = 0,
+                     greedy: bool = True) -> BatchAgent:
+    """A batched agent from ``"greedy-v0"``, ``"random-v0"`` or a network agent name or checkpoint path.
+
+    Networks come from the agent registry (:func:`tt_env.agents.make_agent`, which loads
+    checkpoints safely) and are moved to ``device``."""
+    if spec == "greedy-v0":
+        return BatchGreedy(rules)
+    if spec == "random-v0":
+        return BatchRandom(rules, seed=seed, device=device)
+    from ..agents import make_agent
+
+    agent = make_agent(spec, rules)
+    net = getattr(agent, "net", None)
+    if net is None:
+        raise ValueError(f"agent {spec!r} has no batched version: use greedy-v0, random-v0, or a network agent "
+                         f"(a shipped checkpoint name or a checkpoint path)")
+    return BatchNetwork(net.to(torch.device(device)), name=getattr(agent, "name", spec), greedy=greedy, seed=seed)
