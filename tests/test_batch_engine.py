@@ -83,6 +83,8 @@ def play_side_by_side(rules: Rules, tables: int, steps: int, seed: int, reward_m
             got, want = snapshot(post), snapshot(st)
             ended = result.round_record is not None
             assert bool(ts.round_over[i]) == ended and bool(ts.game_over[i]) == result.game_over
+            assert int(ts.went_out[i]) == (before["current"] if result.went_out else -1)
+            assert int(ts.ended_round[i]) == (result.round_record.round_number if ended else 0)
             rewards = [0.0] * rules.num_players
             if ended:
                 events["rounds"] += 1

@@ -19,4 +19,5 @@ def register_envs() -> None:
         except Exception:  # noqa: BLE001 - already registered in this process
             pass
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="tt_env.gym_env:ThreeThirteenGymEnv")
+        gymnasium.register(id=ENV_ID, entry_point="tt_env.gym_env:ThreeThirteenGymEnv",
+                           vector_entry_point="tt_env.batch.vector_env:ThreeThirteenVectorEnv")

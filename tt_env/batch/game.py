@@ -45,6 +45,8 @@ class TimeStep(NamedTuple):
         round_points: (B, N) int64, the points of the round that ended at this step (else 0).
         final_observation: (B, 107N+80) float32, where ``game_over``: the last observation of
             the finished game (of the seat that made the last move), else ``observation``.
+        went_out: (B,) int64, the seat whose discard went out at this step, -1 if none.
+        ended_round: (B,) int64, the number (1..11) of the round that ended at this step, 0 if none.
     """
 
     observation: torch.Tensor
@@ -56,6 +58,8 @@ class TimeStep(NamedTuple):
     scores: torch.Tensor
     round_points: torch.Tensor
     final_observation: torch.Tensor
+    went_out: torch.Tensor
+    ended_round: torch.Tensor
 
 
 class BatchGame:
@@ -111,16 +115,23 @@ class BatchGame:
         flags = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
         return self._timestep(zeros, flags, flags, self.state.scores.clone(), zeros.long(), None)
 
-    def step(self, actions: torch.Tensor) -> TimeStep:
-        """Play ``actions`` ((B,) int64 action ids, one per table, for its seat to move)."""
-        actions = self._checked(actions)
+    def step(self, actions: torch.Tensor, active: torch.Tensor | None = None,
+             final_seat: torch.Tensor | None = None) -> TimeStep:
+        """Play ``actions`` ((B,) int64 action ids, one per table, for its seat to move).
+
+        ``active`` ((B,) bool) limits the step to some tables (the others stay as they are and
+        their actions are ignored): multi-agent loops step only the tables waiting on one agent.
+        ``final_seat`` ((B,) seats) picks whose view a finished game's ``final_observation`` is
+        (default: the seat that made the last move)."""
+        actions = self._checked(actions, active)
         s = self.state
         rows, n = self._rows, self.num_players
         seat = s.current
-        drawing = s.phase == 0
+        live = ~s.game_over if active is None else active & ~s.game_over
+        drawing = (s.phase == 0) & live
         stock_draw = drawing & (actions == 0)
         take = drawing & (actions == 1)
-        discard = (~drawing) & (~s.game_over)
+        discard = (s.phase == 1) & live
         card = (actions - DISCARD_BASE).clamp(0, 51)
         top = pile_top(s)
 
@@ -153,22 +164,24 @@ class BatchGame:
         # going out: the first discard that leaves a fully melded hand
         checking = discard & (s.went_out < 0)
         zero = self._penalty_is_zero(checking, seat)
-        s.went_out = torch.where(checking & zero, seat, s.went_out)
+        went_now = torch.where(checking & zero, seat, -1)
+        s.went_out = torch.where(went_now >= 0, seat, s.went_out)
         nxt = (seat + 1) % n
         ends = discard & ((nxt == s.went_out) | ((s.went_out < 0) & (s.turn >= self.rules.max_turns_per_round)))
         s.current = torch.where(discard & ~ends, nxt, s.current)
         s.phase = torch.where(discard & ~ends, 0, s.phase)
 
         points = torch.zeros(self.num_tables, n, dtype=torch.int64, device=self.device)
+        ended_round = torch.where(ends, self._round_number(s), 0)
         self._on_rows(ends, self._end_round, points)
         scores = s.scores.clone()
         over = ends & s.game_over
         rewards = self._rewards(points, ends, over)
         final = None
         if self.autoreset:
-            final = observe(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round)
+            final = observe(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round, final_seat)
             self._on_rows(over, self._new_games_inplace)
-        return self._timestep(rewards, ends, over, scores, points, final)
+        return self._timestep(rewards, ends, over, scores, points, final, went_now, ended_round)
 
     @property
     def round_number(self) -> torch.Tensor:
@@ -195,7 +208,17 @@ class BatchGame:
     def _round_number(self, s: BatchState) -> torch.Tensor:
         return self._rounds[s.round_index]
 
-    def _checked(self, actions: torch.Tensor) -> torch.Tensor:
+    def reset_tables(self, mask: torch.Tensor) -> TimeStep:
+        """Start new games on the tables where ``mask`` ((B,) bool) holds; the others go on."""
+        mask = torch.as_tensor(mask, device=self.device, dtype=torch.bool)
+        if mask.shape != (self.num_tables,):
+            raise ValueError(f"mask must have shape ({self.num_tables},), got {tuple(mask.shape)}")
+        self._on_rows(mask, self._new_games_inplace)
+        zeros = torch.zeros(self.num_tables, self.num_players, device=self.device)
+        flags = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
+        return self._timestep(zeros, flags, flags, self.state.scores.clone(), zeros.long(), None)
+
+    def _checked(self, actions: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
         """``actions`` as a (B,) int64 tensor on the device; illegal ones raise when checking."""
         if not isinstance(actions, torch.Tensor):
             actions = torch.as_tensor(np.asarray(actions))
@@ -209,6 +232,8 @@ class BatchGame:
         if self.check_actions:
             inside = (actions >= 0) & (actions < NUM_ACTIONS)
             legal = inside & self._mask.gather(1, actions.clamp(0, NUM_ACTIONS - 1).unsqueeze(1)).squeeze(1)
+            if active is not None:
+                legal |= ~active
             if not bool(legal.all()):
                 i = int((~legal).nonzero()[0])
                 allowed = self._mask[i].nonzero().flatten().tolist()
@@ -348,7 +373,8 @@ class BatchGame:
         return torch.where(ends.unsqueeze(1), values, 0.0).float()
 
     def _timestep(self, rewards: torch.Tensor, ends: torch.Tensor, over: torch.Tensor, scores: torch.Tensor,
-                  points: torch.Tensor, final: torch.Tensor | None) -> TimeStep:
+                  points: torch.Tensor, final: torch.Tensor | None, went_now: torch.Tensor | None = None,
+                  ended_round: torch.Tensor | None = None) -> TimeStep:
         s = self.state
         obs = observe(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round)
         self._mask = legal_mask(s, self.rules.discard_drawn_discard)
@@ -356,7 +382,12 @@ class BatchGame:
             final = obs
         else:
             final = torch.where(over.unsqueeze(1), final, obs)
-        return TimeStep(obs, self._mask, s.current.clone(), rewards, ends, over, scores, points, final)
+        if went_now is None:
+            went_now = torch.full_like(s.current, -1)
+        if ended_round is None:
+            ended_round = torch.zeros_like(s.current)
+        return TimeStep(obs, self._mask, s.current.clone(), rewards, ends, over, scores, points, final, went_now,
+                        ended_round)
 
 
 def win_rewards(scores: torch.Tensor) -> torch.Tensor:

@@ -25,15 +25,17 @@ def pile_top(state: BatchState) -> torch.Tensor:
     return torch.where(state.pile_len > 0, top, -1)
 
 
-def observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int) -> torch.Tensor:
-    """(B, 107N+80) float32 observation of the seat to move at each table."""
+def observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
+            seat: torch.Tensor | None = None) -> torch.Tensor:
+    """(B, 107N+80) float32 observation of ``seat`` (default: the seat to move) at each table."""
     b, n = state.hands.shape[0], state.hands.shape[1]
     lay = get_layout(n)
     dev = state.hands.device
     rows = torch.arange(b, device=dev)
-    order = seat_order(state.current, n)
+    seat = state.current if seat is None else seat
+    order = seat_order(seat, n)
     obs = torch.zeros(b, lay.size, dtype=torch.float32, device=dev)
-    obs[:, lay.hand:lay.hand + 52] = state.hands[rows, state.current]
+    obs[:, lay.hand:lay.hand + 52] = state.hands[rows, seat]
     top = pile_top(state)
     top_hot = torch.zeros(b, 52, dtype=torch.float32, device=dev)
     top_hot[rows, top.clamp(min=0)] = (top >= 0).float()
@@ -48,7 +50,7 @@ def observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_t
     obs[rows, lay.round + round_number - 1] = 1.0
     obs[rows, lay.phase + state.phase] = 1.0
     out = state.went_out
-    obs[rows, lay.went_out + (out - state.current) % n] = (out >= 0).float()
+    obs[rows, lay.went_out + (out - seat) % n] = (out >= 0).float()
     sizes = state.hands.sum(dim=2, dtype=torch.int64)[rows.unsqueeze(1), order]
     scores = state.scores[rows.unsqueeze(1), order]
     obs[:, lay.hand_sizes:lay.hand_sizes + n] = (sizes.double() / HAND_SCALE).float()

@@ -1,0 +1,76 @@
+"""The Gymnasium vector env on the batched engine: make_vec, observations, rewards, info, errors."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+
+import tt_env  # noqa: F401  (registers the id)
+from tt_env.batch.vector_env import ThreeThirteenVectorEnv
+from tt_env.observation import encode
+
+
+def test_make_vec_builds_the_batched_env() -> None:
+    env = gymnasium.make_vec("tt_env/ThreeThirteen-v0", num_envs=4, vectorization_mode="vector_entry_point")
+    assert isinstance(env.unwrapped, ThreeThirteenVectorEnv)
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (4, 294) and obs.dtype == np.float32
+    assert info["action_mask"].shape == (4, 54)
+    assert env.observation_space.contains(obs)
+
+
+@pytest.mark.parametrize("players,seat", [(2, 0), (3, "rotate"), (4, "random")])
+def test_observations_are_the_learners_and_returns_add_up(players: int, seat) -> None:
+    """Each observation is the learner's view of its table; an episode's rewards add up to the
+    relative score of its final totals (rewards earned between episodes are carried over)."""
+    env = ThreeThirteenVectorEnv(num_envs=6, opponents="greedy-v0", seat=seat, num_players=players,
+                                 rounds=(1, 2), seed=3)
+    obs, info = env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    returns = np.zeros(6)
+    finished = 0
+    for _ in range(120):
+        for i in range(6):
+            st = env.game.to_game_state(i)
+            assert st.current_player == info["seat"][i]
+            np.testing.assert_array_equal(obs[i], encode(st, st.current_player))
+        mask = env.action_masks()
+        np.testing.assert_array_equal(mask, info["action_mask"].astype(bool))
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+        obs, reward, terminated, truncated, info = env.step(actions)
+        assert not truncated.any()
+        returns += reward
+        for i in np.flatnonzero(terminated):
+            final = info["final_scores"][i]
+            own = final[info["final_seat"][i]]
+            expected = ((final.sum() - own) / (players - 1) - own) / 100
+            assert returns[i] == pytest.approx(expected, abs=1e-4)
+            returns[i] = 0.0
+            finished += 1
+    assert finished > 0
+
+
+def test_illegal_actions_terminate_or_raise() -> None:
+    env = ThreeThirteenVectorEnv(num_envs=3, seed=0)
+    env.reset(seed=0)
+    obs, reward, terminated, _, info = env.step(np.array([53, 0, 0]) * env.action_masks()[:, 53].__invert__()
+                                                + np.array([2, 0, 0]))
+    assert terminated[0] and reward[0] == -1.0 and info["illegal_action"][0]
+    raising = ThreeThirteenVectorEnv(num_envs=2, illegal_action="raise", seed=0)
+    raising.reset(seed=0)
+    with pytest.raises(ValueError, match="illegal action"):
+        raising.step(np.array([40, 0]))
+    with pytest.raises(ValueError, match="actions must be"):
+        raising.step(np.array([0.5, 0.5]))
+    with pytest.raises(ValueError, match="seat="):
+        ThreeThirteenVectorEnv(num_envs=2, seat=5)
+
+
+def test_device_mode_returns_tensors() -> None:
+    env = ThreeThirteenVectorEnv(num_envs=2, device="cpu", seed=0)
+    obs, info = env.reset(seed=0)
+    assert isinstance(obs, torch.Tensor) and isinstance(info["action_mask"], torch.Tensor)
+    obs, reward, terminated, truncated, info = env.step(env.action_masks().float().argmax(dim=1))
+    assert isinstance(reward, torch.Tensor) and reward.shape == (2,)
