@@ -16,7 +16,8 @@ import numpy as np
 import torch
 
 from ..engine.cardlist import CardList
-from ..engine.game import GameState
+from ..engine.game import PHASE_DISCARD, GameState
+from ..engine.rules import hand_size
 from .state import COUNT_DTYPE
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def table_to_game_state(game: BatchGame, table: int) -> GameState:
     s = game.state
     i = int(table)
     n = game.num_players
-    hands = s.hands[i].tolist()
+    hands = s.hands[i].long().tolist()
     round_index = int(s.round_index[i])
     went_out = int(s.went_out[i])
     taken = int(s.taken[i])
@@ -45,9 +46,9 @@ def table_to_game_state(game: BatchGame, table: int) -> GameState:
         round_index=round_index, round_number=game.rules.rounds[round_index], dealer=int(s.dealer[i]),
         current_player=int(s.current[i]), phase=int(s.phase[i]), scores=s.scores[i].tolist(),
         went_out=None if went_out < 0 else went_out, turn=int(s.turn[i]), taken_this_turn=None if taken < 0 else taken,
-        known_taken=[_cards(k) for k in s.known_taken[i].tolist()],
-        discards=[CardList(_cards(d)) for d in s.discards[i].tolist()],
-        passed=[CardList(_cards(p)) for p in s.passed[i].tolist()], round_results=[],
+        known_taken=[_cards(k) for k in s.known_taken[i].long().tolist()],
+        discards=[CardList(_cards(d)) for d in s.discards[i].long().tolist()],
+        passed=[CardList(_cards(p)) for p in s.passed[i].long().tolist()], round_results=[],
         game_over=bool(s.game_over[i]))
 
 
@@ -60,6 +61,13 @@ def load_game_states(game: BatchGame, states: Sequence[GameState]) -> None:
             raise TypeError(f"states[{k}] is a {type(st).__name__}, not a GameState")
         if st.rules != game.rules:
             raise ValueError(f"states[{k}] plays other rules ({st.rules}) than the batch ({game.rules})")
+        size = hand_size(st.round_number)
+        extra = int(st.phase == PHASE_DISCARD and not st.game_over)
+        want = [size + (extra if seat == st.current_player else 0) for seat in range(game.num_players)]
+        if [len(h) for h in st.hands] != want:
+            raise ValueError(f"states[{k}] holds hands of {[len(h) for h in st.hands]} cards, which no game reaches "
+                             f"in round {st.round_number} (expected {want}): the batched engine plays only states "
+                             f"reached by play")
     n, size = game.num_players, game.shoe_size
 
     def counts(lists: Sequence[Sequence[int]]) -> list[list[int]]:

@@ -19,7 +19,7 @@ import torch
 from ..engine.game import DISCARD_BASE, NUM_ACTIONS, GameState
 from ..engine.rules import Rules
 from ..observation import observation_size
-from .observe import legal_mask, observe, pile_top
+from .observe import observe, observe_and_mask, pile_top
 from .random_keys import seed_words, shuffle_order, shuffle_prefix, stream_base, uniform_below
 from .solver import least_penalty
 from .state import COUNT_DTYPE, BatchState
@@ -44,7 +44,8 @@ class TimeStep(NamedTuple):
         scores: (B, N) int64, the totals after this step (a finished game's final totals).
         round_points: (B, N) int64, the points of the round that ended at this step (else 0).
         final_observation: (B, 107N+80) float32, where ``game_over``: the last observation of
-            the finished game (of the seat that made the last move), else ``observation``.
+            the finished game (of the seat that made the last move), else ``observation`` (the
+            same tensor when no game ended).
         went_out: (B,) int64, the seat whose discard went out at this step, -1 if none.
         ended_round: (B,) int64, the number (1..11) of the round that ended at this step, 0 if none.
     """
@@ -179,7 +180,7 @@ class BatchGame:
         rewards = self._rewards(points, ends, over)
         final = None
         if self.autoreset:
-            final = observe(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round, final_seat)
+            final = self._final_observations(over, final_seat)
             self._on_rows(over, self._new_games_inplace)
         return self._timestep(rewards, ends, over, scores, points, final, went_now, ended_round)
 
@@ -266,6 +267,20 @@ class BatchGame:
         for o, p in zip(outputs, outs):
             o.copy_(torch.where(mask.view(-1, *([1] * (o.dim() - 1))), p, o))
 
+    def _final_observations(self, over: torch.Tensor, seat: torch.Tensor | None
+                            ) -> tuple[torch.Tensor, torch.Tensor] | torch.Tensor | None:
+        """Observations of the finished games (``over``) before they restart: on a CPU (rows,
+        their observations), None when there are none; elsewhere every row's."""
+        s = self.state
+        if self._sparse:
+            rows = over.nonzero().squeeze(1)
+            if rows.numel() == 0:
+                return None
+            part = s.rows(rows)
+            return rows, observe(part, self._round_number(part), self.shoe_size, self.rules.max_turns_per_round,
+                                 None if seat is None else seat[rows])
+        return observe(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round, seat)
+
     def _penalty_is_zero(self, mask: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
         """(B,) whether the hand of ``seat`` melds completely, computed where ``mask`` holds."""
         result = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
@@ -273,17 +288,17 @@ class BatchGame:
         if self._sparse:
             rows = mask.nonzero().squeeze(1)
             if rows.numel():
-                pen = least_penalty(self.state.hands[rows, seat[rows]], wild[rows], self.rules)
+                pen = least_penalty(self.state.hands[rows, seat[rows]].to(torch.uint8), wild[rows], self.rules)
                 result[rows] = pen == 0
             return result
-        pen = least_penalty(self.state.hands[self._rows, seat], wild, self.rules)
+        pen = least_penalty(self.state.hands[self._rows, seat].to(torch.uint8), wild, self.rules)
         return mask & (pen == 0)
 
     def _end_round(self, part: BatchState, rows: torch.Tensor, points: torch.Tensor) -> None:
         """Score every hand of the ``part`` tables, add to the totals, and deal the next round."""
         k, n = part.hands.shape[0], self.num_players
         wild = (self._rounds[part.round_index] + 2).repeat_interleave(n)
-        pen = least_penalty(part.hands.reshape(k * n, 52), wild, self.rules).view(k, n).long()
+        pen = least_penalty(part.hands.reshape(k * n, 52).to(torch.uint8), wild, self.rules).view(k, n).long()
         seats = torch.arange(n, device=self.device)
         pen = torch.where(seats.unsqueeze(0) == part.went_out.unsqueeze(1), 0, pen)
         points.copy_(pen)
@@ -373,13 +388,17 @@ class BatchGame:
         return torch.where(ends.unsqueeze(1), values, 0.0).float()
 
     def _timestep(self, rewards: torch.Tensor, ends: torch.Tensor, over: torch.Tensor, scores: torch.Tensor,
-                  points: torch.Tensor, final: torch.Tensor | None, went_now: torch.Tensor | None = None,
+                  points: torch.Tensor, final: tuple[torch.Tensor, torch.Tensor] | torch.Tensor | None, went_now: torch.Tensor | None = None,
                   ended_round: torch.Tensor | None = None) -> TimeStep:
         s = self.state
-        obs = observe(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round)
-        self._mask = legal_mask(s, self.rules.discard_drawn_discard)
+        obs, self._mask = observe_and_mask(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round,
+                                           self.rules.discard_drawn_discard)
         if final is None:
             final = obs
+        elif isinstance(final, tuple):
+            rows, values = final
+            final = obs.clone()
+            final[rows] = values
         else:
             final = torch.where(over.unsqueeze(1), final, obs)
         if went_now is None:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from ..engine.game import DISCARD_BASE, DRAW_STOCK, NUM_ACTIONS, TAKE_DISCARD
-from ..observation import HAND_SCALE, SCORE_SCALE, get_layout
+from ..observation import HAND_SCALE, SCORE_SCALE
 from .state import BatchState
 
 
@@ -28,53 +27,64 @@ def pile_top(state: BatchState) -> torch.Tensor:
 def observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
             seat: torch.Tensor | None = None) -> torch.Tensor:
     """(B, 107N+80) float32 observation of ``seat`` (default: the seat to move) at each table."""
-    b, n = state.hands.shape[0], state.hands.shape[1]
-    lay = get_layout(n)
-    dev = state.hands.device
-    rows = torch.arange(b, device=dev)
-    seat = state.current if seat is None else seat
-    order = seat_order(seat, n)
-    obs = torch.zeros(b, lay.size, dtype=torch.float32, device=dev)
-    obs[:, lay.hand:lay.hand + 52] = state.hands[rows, seat]
-    top = pile_top(state)
-    top_hot = torch.zeros(b, 52, dtype=torch.float32, device=dev)
-    top_hot[rows, top.clamp(min=0)] = (top >= 0).float()
-    obs[:, lay.discard_top:lay.discard_top + 52] = top_hot
-    obs[:, lay.discard_below:lay.discard_below + 52] = state.pile_counts - top_hot
-    if n > 1:
-        others = order[:, 1:]
-        width = 52 * (n - 1)
-        obs[:, lay.opponent_taken:lay.opponent_taken + width] = state.known_taken[rows.unsqueeze(1), others].reshape(b, width)
-        obs[:, lay.opponent_discards:lay.opponent_discards + width] = state.discards[rows.unsqueeze(1), others].reshape(b, width)
-    obs[rows, lay.wild_rank + round_number + 1] = 1.0  # wild rank = round + 2, one-hot from rank 1
-    obs[rows, lay.round + round_number - 1] = 1.0
-    obs[rows, lay.phase + state.phase] = 1.0
-    out = state.went_out
-    obs[rows, lay.went_out + (out - seat) % n] = (out >= 0).float()
-    sizes = state.hands.sum(dim=2, dtype=torch.int64)[rows.unsqueeze(1), order]
-    scores = state.scores[rows.unsqueeze(1), order]
-    obs[:, lay.hand_sizes:lay.hand_sizes + n] = (sizes.double() / HAND_SCALE).float()
-    obs[:, lay.stock_size] = (state.stock_len.double() / num_cards).float()
-    obs[:, lay.scores:lay.scores + n] = (scores.double() / SCORE_SCALE).float()
-    obs[:, lay.turn] = (state.turn.double() / max_turns).float()
-    return obs
+    return _observe(state, round_number, num_cards, max_turns, seat)[0]
+
+
+def observe_and_mask(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
+                     discard_drawn_discard: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """The seat to move's observation and (B, 54) bool legal actions (they share the hand)."""
+    obs, hand = _observe(state, round_number, num_cards, max_turns, None)
+    return obs, _legal_mask(state, hand, discard_drawn_discard)
 
 
 def legal_mask(state: BatchState, discard_drawn_discard: bool) -> torch.Tensor:
     """(B, 54) bool: the legal actions of the seat to move (all False once a game is over)."""
-    b = state.hands.shape[0]
-    dev = state.hands.device
-    rows = torch.arange(b, device=dev)
+    hand = state.hands.gather(1, state.current.view(-1, 1, 1).expand(-1, 1, 52)).squeeze(1)
+    return _legal_mask(state, hand, discard_drawn_discard)
+
+
+def _observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
+             seat: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(observation of ``seat``, its hand counts): one concatenation of the layout's pieces, in order."""
+    b, n = state.hands.shape[0], state.hands.shape[1]
+    seat = state.current if seat is None else seat
+    order = seat_order(seat, n)
+    cards = order.unsqueeze(2).expand(b, n, 52)
+    hand = state.hands.gather(1, cards[:, :1]).view(b, 52)
+    top = pile_top(state)
+    top_hot = torch.nn.functional.one_hot(top.clamp(min=0), 52).to(hand.dtype) * (top >= 0).unsqueeze(1)
+    below = state.pile_counts - top_hot
+    taken = state.known_taken.gather(1, cards[:, 1:]).reshape(b, -1)
+    discarded = state.discards.gather(1, cards[:, 1:]).reshape(b, -1)
+    # one-hots: wild rank (13), round (11), phase (2), who went out (N, from the observer)
+    hot = torch.zeros(b, 26 + n, dtype=hand.dtype, device=seat.device)
+    where = torch.stack([round_number + 1, 13 + round_number - 1, 24 + state.phase,
+                         26 + (state.went_out - seat) % n], dim=1)
+    ones = torch.ones_like(where, dtype=hot.dtype)
+    ones[:, 3] = (state.went_out >= 0).to(hot.dtype)
+    hot.scatter_(1, where, ones)
+    # every hand holds the round's size, the seat to move one more while it discards (not once the
+    # game is over: the last discard is made); from_game_states refuses states that break this
+    holding = (state.phase == 1) & ~state.game_over
+    sizes = (round_number + 2).unsqueeze(1) + ((order == state.current.unsqueeze(1)) & holding.unsqueeze(1)).long()
+    scores = state.scores.gather(1, order)
+    scaled = torch.cat([sizes.double() / HAND_SCALE, (state.stock_len.double() / num_cards).unsqueeze(1),
+                        scores.double() / SCORE_SCALE, (state.turn.double() / max_turns).unsqueeze(1)], dim=1)
+    return torch.cat([hand, top_hot, below, taken, discarded, hot, scaled.to(hand.dtype)], dim=1), hand
+
+
+def _legal_mask(state: BatchState, hand: torch.Tensor, discard_drawn_discard: bool) -> torch.Tensor:
+    """(B, 54) bool legal actions of the seat to move, whose hand counts are ``hand``."""
+    b = hand.shape[0]
+    dev = hand.device
     live = ~state.game_over
     draw = (state.phase == 0) & live
-    mask = torch.zeros(b, NUM_ACTIONS, dtype=torch.bool, device=dev)
-    mask[:, DRAW_STOCK] = draw & ((state.stock_len > 0) | (state.pile_len > 1))
-    mask[:, TAKE_DISCARD] = draw & (state.pile_len > 0)
-    held = state.hands[rows, state.current] > 0
+    held = hand > 0
     if not discard_drawn_discard:
+        # the card just taken may not go back unless it is all the hand holds
         taken = state.taken.clamp(min=0)
-        banned = state.taken >= 0
+        rows = torch.arange(b, device=dev)
         others = held.sum(dim=1) - held[rows, taken].long() > 0
-        held[rows, taken] &= ~(banned & others)
-    mask[:, DISCARD_BASE:] = held & ((state.phase == 1) & live).unsqueeze(1)
-    return mask
+        held[rows, taken] &= ~((state.taken >= 0) & others)
+    heads = torch.stack([draw & ((state.stock_len > 0) | (state.pile_len > 1)), draw & (state.pile_len > 0)], dim=1)
+    return torch.cat([heads, held & ((state.phase == 1) & live).unsqueeze(1)], dim=1)

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import torch
 
-COUNT_DTYPE = torch.int16
-"""dtype of every count of cards (a table holds at most 4 decks, 208 cards)."""
+COUNT_DTYPE = torch.float32
+"""dtype of every count of cards: float32, the observation's own dtype, so that the observation
+is built from the counts without a conversion (counts are at most 208, exact in float32)."""
 
 
 @dataclass

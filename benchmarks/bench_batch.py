@@ -1,0 +1,147 @@
+"""Batched engine throughput under random masked play, side by side with the scalar engines.
+
+Run from the repository root::
+
+    python benchmarks/bench_batch.py                                  # 2 players, CPU
+    python benchmarks/bench_batch.py --batch-sizes 1024,4096,16384 --device cuda --players 2,4,8
+    python benchmarks/bench_batch.py --envs batch                      # the batched engine only
+
+One "decision" is what it is in ``benchmarks/bench_env.py``: one legal action chosen uniformly
+at random after reading that decision's observation and legal actions. For the batched engine a
+call of ``BatchGame.step`` makes one decision at every table: it returns the observations and
+masks of the next decisions, on which ``random-v0`` (``tt_env.batch.agents.BatchRandom``) picks
+the next actions, all inside the timed loop; the decisions counted are ``tables x steps``.
+Finished games start again by themselves (auto-reset), inside the timed loop too.
+
+The runs interleave round-robin within each repetition (the batched engine at each batch size,
+the scalar ``raw_env``, OpenSpiel's C++ gin rummy), so load from other jobs hits all alike; the
+table gives the median and range over repetitions, the memory each table's state takes, and the
+ratio of the batched engine's best median to the scalar ``raw_env``'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import fmt_rate, print_header, print_table, summarize  # noqa: E402
+from bench_env import Runner, make_aec_runner, make_openspiel_runner  # noqa: E402
+
+from tt_env.batch import BatchGame  # noqa: E402
+from tt_env.batch.agents import BatchRandom  # noqa: E402
+from tt_env.engine.rules import Rules  # noqa: E402
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def make_batch_runner(players: int, tables: int, device: torch.device, seed: int) -> tuple[Runner, int]:
+    """A runner of ``tables`` batched tables, and the bytes of state per table."""
+    rules = Rules(num_players=players)
+    game = BatchGame(rules, tables, device=device, seed=seed, check_actions=False)
+    agent = BatchRandom(rules, seed=seed, device=device)
+    box = {"ts": game.reset(), "games": 0}
+
+    def run(seconds: float) -> tuple[int, float]:
+        ts = box["ts"]
+        steps = 0
+        games = torch.zeros((), dtype=torch.int64, device=device)
+        _sync(device)
+        t0 = time.perf_counter()
+        deadline = t0 + seconds
+        while True:
+            for _ in range(8):
+                ts = game.step(agent.act(ts.observation, ts.action_mask))
+                games += ts.game_over.sum()
+                steps += tables
+            _sync(device)
+            now = time.perf_counter()
+            if now >= deadline:
+                box["ts"] = ts
+                box["games"] += int(games)
+                return steps, now - t0
+
+    per_table = game.state.memory_bytes() // tables
+    return Runner(f"batch {players}p x{tables} ({device.type})", run, lambda: box["games"], "ours, batched"), per_table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--batch-sizes", default="256,1024,4096", help="comma-separated tables per batch")
+    parser.add_argument("--players", default="2", help="comma-separated player counts of the batched engine")
+    parser.add_argument("--device", default="cpu", help="torch device of the batched engine (cpu, cuda, cuda:1)")
+    parser.add_argument("--envs", default="batch,tt_raw,openspiel", help="subset of batch,tt_raw,openspiel")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--warmup", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    args = parser.parse_args()
+    envs = {e.strip() for e in args.envs.split(",") if e.strip()}
+    unknown = envs - {"batch", "tt_raw", "openspiel"}
+    if unknown:
+        raise SystemExit(f"unknown env(s) {sorted(unknown)}: choose from batch, tt_raw, openspiel")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    info = vars(args) | {"torch_threads": torch.get_num_threads()}
+    if device.type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(device)
+    print_header("Batched engine decisions/s under random masked play (one decision = one player's action)", info)
+
+    runners: list[Runner] = []
+    memory: dict[str, int] = {}
+    if "batch" in envs:
+        for players in (int(p) for p in args.players.split(",")):
+            for tables in (int(b) for b in args.batch_sizes.split(",")):
+                runner, per_table = make_batch_runner(players, tables, device, args.seed)
+                runners.append(runner)
+                memory[runner.name] = per_table
+    if "tt_raw" in envs:
+        from tt_env.three_thirteen_v0 import raw_env
+
+        runners.append(make_aec_runner("three-thirteen 2p raw_env", lambda: raw_env(num_players=2), args.seed, "ours, scalar"))
+    if "openspiel" in envs:
+        try:
+            runners.append(make_openspiel_runner(args.seed))
+        except ImportError as exc:
+            print(f"(OpenSpiel not installed, skipped: {exc})")
+
+    for r in runners:
+        r.run(args.warmup)
+    for rep in range(args.repeats):
+        for r in runners:
+            steps, elapsed = r.run(args.seconds)
+            r.rates.append(steps / elapsed)
+        print(f"  repetition {rep + 1}/{args.repeats}: " + ", ".join(f"{r.name} {fmt_rate(r.rates[-1])}"
+                                                                   for r in runners), flush=True)
+    print()
+    rows, med = [], {}
+    for r in runners:
+        m, lo, hi = summarize(r.rates)
+        med[r.name] = m
+        mem = f"{memory[r.name]:,} B" if r.name in memory else ""
+        rows.append([r.name, fmt_rate(m), fmt_rate(lo), fmt_rate(hi), mem, r.note])
+    print_table(["env", "median decisions/s", "min", "max", "state/table", "note"], rows)
+    scalar = next((r.name for r in runners if r.name.endswith("raw_env")), None)
+    batched = [r.name for r in runners if r.name in memory]
+    if scalar and batched:
+        for players in sorted({n.split()[1] for n in batched}):
+            best = max((n for n in batched if n.split()[1] == players), key=med.get)
+            print(f"best batched {players} / scalar raw_env 2p: {med[best] / med[scalar]:.1f}x "
+                  f"({best}: {fmt_rate(med[best])} vs {fmt_rate(med[scalar])}, medians)")
+    osp = next((r.name for r in runners if r.name.startswith("openspiel")), None)
+    if osp and batched:
+        best = max(batched, key=med.get)
+        print(f"best batched / OpenSpiel gin_rummy: {med[best] / med[osp]:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

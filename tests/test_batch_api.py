@@ -1,0 +1,127 @@
+"""BatchGame's contract beyond the rules: seeding, bridges, auto-reset, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from tt_env.batch import BatchGame
+from tt_env.batch.agents import BatchRandom
+from tt_env.engine import game as engine
+from tt_env.engine.rules import Rules
+from tt_env.observation import encode
+
+
+def play(game: BatchGame, steps: int, seed: int = 0) -> list:
+    ts = game.reset()
+    agent = BatchRandom(game.rules, seed=seed)
+    seen = [ts.observation.clone()]
+    for _ in range(steps):
+        ts = game.step(agent.act(ts.observation, ts.action_mask))
+        seen.append(ts.observation.clone())
+    return seen
+
+
+def test_same_seed_same_games_and_other_seeds_differ() -> None:
+    a = play(BatchGame(Rules(), 4, seed=9), 50)
+    b = play(BatchGame(Rules(), 4, seed=9), 50)
+    c = play(BatchGame(Rules(), 4, seed=10), 50)
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert not torch.equal(a[0], c[0])
+
+
+def test_a_table_deals_the_same_whatever_the_other_tables_do() -> None:
+    """Table 0's deals depend on its seed and index only, not on the batch's other tables."""
+    small, large = BatchGame(Rules(), 2, seed=4), BatchGame(Rules(), 64, seed=4)
+    ts_small, ts_large = small.reset(), large.reset()
+    assert torch.equal(ts_small.observation[0], ts_large.observation[0])
+    assert small.to_game_state(0).stock == large.to_game_state(0).stock
+    # different play at the other tables: table 0's stock order stays the same
+    moves = torch.zeros(64, dtype=torch.int64)
+    moves[1:] = BatchRandom(Rules(), seed=1).act(ts_large.observation[1:], ts_large.action_mask[1:])
+    large.step(moves)
+    small.step(torch.zeros(2, dtype=torch.int64))
+    assert small.to_game_state(0).stock == large.to_game_state(0).stock
+
+
+def test_round_trip_through_game_states() -> None:
+    game = BatchGame(Rules(num_players=3), 5, seed=2)
+    play(game, 37)
+    states = [game.to_game_state(i) for i in range(5)]
+    other = BatchGame(Rules(num_players=3), 5, seed=99)
+    ts = other.from_game_states(states)
+    for i, st in enumerate(states):
+        np.testing.assert_array_equal(ts.observation[i].numpy(), encode(st, st.current_player))
+        np.testing.assert_array_equal(ts.action_mask[i].numpy(), engine.action_mask(st).astype(bool))
+        assert other.to_game_state(i).stock == st.stock
+
+
+def test_scalar_states_play_on_in_the_batch() -> None:
+    """Games started by the scalar engine continue in the batch exactly (until the next deal,
+    which each engine shuffles from its own random stream)."""
+    rules = Rules()
+    states = [engine.new_game(rules, np.random.default_rng(s)) for s in range(3)]
+    game = BatchGame(rules, 3)
+    ts = game.from_game_states([st.clone() for st in states])
+    for _ in range(60):
+        actions = [engine.legal_actions(st)[-1] for st in states]
+        results = [engine.apply(st, a) for st, a in zip(states, actions)]
+        ts = game.step(torch.tensor(actions))
+        if any(r.round_record is not None or r.reshuffled for r in results):
+            break
+        for i, st in enumerate(states):
+            np.testing.assert_array_equal(ts.observation[i].numpy(), encode(st, st.current_player))
+            assert game.to_game_state(i).stock == st.stock
+
+
+def test_autoreset_off_keeps_finished_games() -> None:
+    rules = Rules(rounds=(1,), max_turns_per_round=2)
+    game = BatchGame(rules, 3, autoreset=False)
+    ts = game.reset()
+    agent = BatchRandom(rules)
+    for _ in range(4):
+        ts = game.step(agent.act(ts.observation, ts.action_mask))
+    assert ts.game_over.all() and not ts.action_mask.any()
+    ts = game.reset_tables(torch.tensor([True, False, False]))
+    assert ts.action_mask[0].any() and not ts.action_mask[1:].any()
+
+
+def test_bad_input_is_named() -> None:
+    with pytest.raises(ValueError, match="1 to 4 decks"):
+        BatchGame(Rules(decks=5), 2)
+    with pytest.raises(ValueError, match="num_tables"):
+        BatchGame(Rules(), 0)
+    with pytest.raises(ValueError, match="reward_mode"):
+        BatchGame(Rules(), 2, reward_mode="points")
+    with pytest.raises(TypeError, match="Rules"):
+        BatchGame({"num_players": 2}, 2)  # type: ignore[arg-type]
+    game = BatchGame(Rules(), 2)
+    with pytest.raises(RuntimeError, match="reset"):
+        game.step(torch.zeros(2, dtype=torch.int64))
+    ts = game.reset()
+    with pytest.raises(ValueError, match="illegal action 40 at table 0"):
+        game.step(torch.tensor([40, 0]))
+    with pytest.raises(ValueError, match="integer tensor"):
+        game.step(torch.zeros(2))
+    with pytest.raises(ValueError, match="integer tensor"):
+        game.step(torch.zeros(3, dtype=torch.int64))
+    with pytest.raises(ValueError, match="table=7"):
+        game.to_game_state(7)
+    st = game.to_game_state(0)
+    st.hands[0].append(st.stock.pop())
+    with pytest.raises(ValueError, match="no game reaches"):
+        game.from_game_states([st, game.to_game_state(1)])
+    assert ts.observation.shape == (2, 294)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_cuda_plays_the_cpu_games() -> None:
+    """The same seed gives the same games on a GPU as on the CPU (the random streams are device-free)."""
+    cpu, gpu = BatchGame(Rules(num_players=3), 16, seed=1), BatchGame(Rules(num_players=3), 16, device="cuda", seed=1)
+    a, b = cpu.reset(), gpu.reset()
+    agent = BatchRandom(Rules(num_players=3), seed=0)
+    for _ in range(200):
+        assert torch.equal(a.observation, b.observation.cpu())
+        moves = agent.act(a.observation, a.action_mask)
+        a, b = cpu.step(moves), gpu.step(moves.cuda())
