@@ -45,20 +45,23 @@ MAX_DECKS = 4
 """Copies of a card the torch program handles (the batched engine's limit)."""
 DEFAULT_MAX_CARDS = 15
 """Hand size the torch program is exact for by default (the game's hands hold at most 15)."""
-_INF = 1 << 20
+_INF = 30000  # above any penalty (40 cards x 15), and INF + 30 still fits an int16
 _INT_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
 # --------------------------------------------------------------------------- the plan
 @dataclass(frozen=True)
 class _Plan:
-    """The program's state space and transitions for one (decks, max lanes), on one device."""
+    """The program's state space and transitions for one (decks, max lanes, wilds), on one device."""
 
     num_states: int
     m_dim: int                 # naturals of the rank taken by lanes: 0..max_lanes
-    u_dim: int                 # wilds used: 0..4 * decks
+    u_dim: int                 # wilds used: 0..u_dim - 1
+    m_pad: int                 # most naturals one suit's move takes
+    u_pad: int                 # most wilds one suit's move uses
     empty: int                 # the state with no lane
-    # per suit: (naturals taken m, wilds used dw, source states, destination states)
+    # per suit, per (m, dw): (m, dw, destination states (unique), their sources padded to the
+    # most incoming moves with the index num_states, an all-INF row), flattened
     groups: tuple[tuple[tuple[int, int, torch.Tensor, torch.Tensor], ...], ...]
     ends: tuple[tuple[int, torch.Tensor], ...]   # (padding wilds, states needing that many to end)
 
@@ -85,14 +88,20 @@ def _plan_arrays(decks: int, max_lanes: int):
     index = {j: i for i, j in enumerate(states)}
     groups = []
     for s in range(4):
-        by_key: dict[tuple[int, int], tuple[list[int], list[int]]] = {}
+        by_key: dict[tuple[int, int], dict[int, list[int]]] = {}
         for j in states:
             others = sum(len(c) for t, c in enumerate(j) if t != s)
             for new, m, dw in _suit_options(j[s], others, decks, max_lanes):
-                src, dst = by_key.setdefault((m, dw), ([], []))
-                src.append(index[j])
-                dst.append(index[j[:s] + (new,) + j[s + 1:]])
-        groups.append(tuple((m, dw, np.array(src), np.array(dst)) for (m, dw), (src, dst) in sorted(by_key.items())))
+                by_key.setdefault((m, dw), {}).setdefault(index[j[:s] + (new,) + j[s + 1:]], []).append(index[j])
+        suit_groups = []
+        for (m, dw), incoming in sorted(by_key.items()):
+            dst = np.array(sorted(incoming))
+            width = max(len(v) for v in incoming.values())
+            src = np.full((len(dst), width), len(states))
+            for row, d in enumerate(dst):
+                src[row, :len(incoming[d])] = incoming[d]
+            suit_groups.append((m, dw, dst, src.reshape(-1)))
+        groups.append(tuple(suit_groups))
     pads: dict[int, list[int]] = {}
     for i, j in enumerate(states):
         pads.setdefault(sum(max(0, 3 - a) for c in j for a in c), []).append(i)
@@ -101,11 +110,13 @@ def _plan_arrays(decks: int, max_lanes: int):
 
 
 @functools.lru_cache(maxsize=None)
-def _plan(decks: int, max_lanes: int, device: torch.device) -> _Plan:
+def _plan(decks: int, max_lanes: int, u_dim: int, device: torch.device) -> _Plan:
     num_states, empty, groups, ends = _plan_arrays(decks, max_lanes)
     t = functools.partial(torch.as_tensor, dtype=torch.long, device=device)
-    return _Plan(num_states, max_lanes + 1, 4 * decks + 1, empty,
-                 tuple(tuple((m, dw, t(src), t(dst)) for m, dw, src, dst in g) for g in groups),
+    m_pad = max(m for g in groups for m, *_ in g)
+    u_pad = max(dw for g in groups for _, dw, *_ in g)
+    return _Plan(num_states, max_lanes + 1, u_dim, m_pad, u_pad, empty,
+                 tuple(tuple((m, dw, t(dst), t(src)) for m, dw, dst, src in g) for g in groups),
                  tuple((p, t(v)) for p, v in ends))
 
 
@@ -123,49 +134,56 @@ def _shift(x: torch.Tensor, k: int, dim: int) -> torch.Tensor:
 
 
 def _slot(plan: _Plan, f: torch.Tensor, n: torch.Tensor, value: int, forced: bool) -> torch.Tensor:
-    """One slot: ``f`` (B, S, U) before it, ``n`` (B, 4) its naturals per suit; (B, S, U) after.
+    """One slot: ``f`` (S, U, B) before it, ``n`` (4, B) its naturals per suit; (S, U, B) after.
 
+    The batch is the innermost dimension, so every gather and shift moves contiguous rows.
     ``forced``: every natural of the slot must go into a lane (the aces split off for the bottom).
     """
-    b = f.shape[0]
-    g = f.new_full((b, plan.num_states, plan.m_dim, plan.u_dim), _INF)
-    g[:, :, 0] = f
+    b, num_states, m_dim, u_dim, mp, up = f.shape[-1], plan.num_states, plan.m_dim, plan.u_dim, plan.m_pad, plan.u_pad
+    # the state with room below for the shifts (naturals taken, wilds used) and an all-INF row
+    padded = f.new_full((num_states + 1, m_dim + mp, u_dim + up, b), _INF)
+    padded[:num_states, mp, up:] = f
     for s in range(4):
-        ns = n[:, s].view(b, 1, 1, 1)
-        out = torch.full_like(g, _INF)
-        for m, dw, src, dst in plan.groups[s]:
-            x = _shift(_shift(g.index_select(1, src), m, 2), dw, 3)
-            if m:
-                x = torch.where(ns >= m, x, _INF)
-            out.scatter_reduce_(1, dst.view(1, -1, 1, 1).expand_as(x), x, "amin")
-        g = out
-    total = n.sum(1).view(b, 1, 1)
-    res = torch.full_like(f, _INF)
-    for j in range(plan.m_dim):
-        x = g[:, :, j]
+        sources = {0: padded}
+        out = torch.full_like(padded, _INF)
+        inner = out[:, mp:, up:]
+        for m, dw, dst, src in plan.groups[s]:
+            if m not in sources:
+                sources[m] = torch.where(n[s] >= m, padded, _INF)
+            view = sources[m][:, mp - m:mp - m + m_dim, up - dw:up - dw + u_dim]
+            x = view.index_select(0, src).view(dst.shape[0], -1, m_dim, u_dim, b).amin(1)
+            inner.index_copy_(0, dst, torch.minimum(inner.index_select(0, dst), x))
+        padded = out
+    g = padded[:num_states, mp:, up:]
+    total = n.sum(0)
+    res = None
+    for j in range(m_dim):
+        x = g[:, j]
         pool = total - j                     # naturals of the slot left for its set
         if forced:
             cand = torch.where(pool == 0, x, _INF)
         else:
-            dead = torch.where(pool == 1, value, torch.where(pool == 2, 2 * value, 0))
-            as_set = torch.where(pool == 1, _shift(x, 2, 2), torch.where(pool == 2, _shift(x, 1, 2), _INF))
+            dead = torch.where(pool == 1, value, torch.where(pool == 2, 2 * value, 0)).to(x.dtype)
+            as_set = torch.where(pool == 1, _shift(x, 2, 1), torch.where(pool == 2, _shift(x, 1, 1), _INF))
             cand = torch.minimum(x + dead, as_set)
-        res = torch.minimum(res, cand)
+        res = cand if res is None else torch.minimum(res, cand)
     return res.clamp_(max=_INF)
 
 
 def _natural_deadwood(plan: _Plan, slots: list[tuple[torch.Tensor, int, bool]], wilds: torch.Tensor) -> torch.Tensor:
-    """D*: the least unmelded natural value with at most ``wilds`` (B,) wilds in the melds."""
+    """D*: the least unmelded natural value with at most ``wilds`` (B,) wilds in the melds.
+
+    ``slots``: per slot, (naturals per suit (4, B), their value, forced)."""
     b = wilds.shape[0]
-    f = torch.full((b, plan.num_states, plan.u_dim), _INF, dtype=torch.int32, device=wilds.device)
-    f[:, plan.empty, 0] = 0
+    f = torch.full((plan.num_states, plan.u_dim, b), _INF, dtype=torch.int16, device=wilds.device)
+    f[plan.empty, 0] = 0
     for n, value, forced in slots:
         f = _slot(plan, f, n, value, forced)
-    best = torch.full((b, plan.u_dim), _INF, dtype=torch.int32, device=wilds.device)
+    best = torch.full((plan.u_dim, b), _INF, dtype=torch.int16, device=wilds.device)
     for pad, states in plan.ends:
-        best = torch.minimum(best, _shift(f.index_select(1, states).amin(1), pad, 1))
-    used = torch.arange(plan.u_dim, device=wilds.device)
-    return torch.where(used <= wilds.view(b, 1), best, _INF).amin(1)
+        best = torch.minimum(best, _shift(f.index_select(0, states).amin(0), pad, 0))
+    used = torch.arange(plan.u_dim, device=wilds.device).view(-1, 1)
+    return torch.where(used <= wilds, best, _INF).amin(0)
 
 
 def _torch_least_penalty(counts: torch.Tensor, wild: torch.Tensor, aces_high: bool, needs_natural: bool,
@@ -173,12 +191,15 @@ def _torch_least_penalty(counts: torch.Tensor, wild: torch.Tensor, aces_high: bo
     device = counts.device
     b = counts.shape[0]
     max_lanes = max(1, min(4 * decks, max_cards // 3))
-    plan = _plan(decks, max_lanes, device)
+    # wilds in melds: a hand with W >= 2 * naturals melds every natural in sets (D* = 0), so the
+    # program only needs W < 2 * naturals, that is W <= (2 * max_cards - 1) // 3
+    plan = _plan(decks, max_lanes, min(4 * decks, max(0, 2 * max_cards - 1) // 3) + 1, device)
     ranks = torch.arange(1, 14, device=device)
     cards = counts.view(b, 4, 13).long()
     is_wild = ranks.view(1, 1, 13) == wild.view(b, 1, 1)
     nat = torch.where(is_wild, 0, cards)                         # (B, 4, 13) naturals by suit and rank
     num_wilds = (cards - nat).sum((1, 2))
+    num_naturals = nat.sum((1, 2))
     values = torch.clamp(ranks, max=10)
     if aces_high:
         values = torch.where(ranks == 1, 15, values)
@@ -199,20 +220,21 @@ def _torch_least_penalty(counts: torch.Tensor, wild: torch.Tensor, aces_high: bo
     out = []
     for start in range(0, nat.shape[0], chunk * k):
         sl = slice(start, start + chunk * k)
-        n = nat[sl]
+        n = nat[sl].permute(2, 1, 0)                          # (13, 4, chunk): batch innermost
         slots: list[tuple[torch.Tensor, int, bool]] = []
         if aces_high:
-            slots.append((low[sl], 0, True))
+            slots.append((low[sl].t(), 0, True))
         else:
-            slots.append((n[:, :, 0], 1, False))
-        slots += [(n[:, :, r], min(r + 1, 10), False) for r in range(1, 13)]
+            slots.append((n[0], 1, False))
+        slots += [(n[r], min(r + 1, 10), False) for r in range(1, 13)]
         if aces_high:
-            slots.append((high[sl].clamp(min=0), 15, False))
+            slots.append((high[sl].clamp(min=0).t(), 15, False))
         d = _natural_deadwood(plan, slots, num_w[sl])
         if aces_high:
             d = torch.where(ok[sl], d, _INF).view(-1, k).amin(1)
         out.append(d)
     deadwood = torch.cat(out).long()
+    deadwood = torch.where(num_wilds >= 2 * num_naturals, 0, deadwood)
     return torch.where(deadwood < all_value, deadwood, all_value + leftover)
 
 
