@@ -1,15 +1,334 @@
-"""TEMPORARY development stand-in (replaced by the batched solver branch): loops the scalar solver."""
+"""The exact meld solver, batched: ``least_penalty(counts, wild_rank, rules) -> (B,)``.
+
+Two backends give ``tt_env.engine.melds.least_penalty`` of every hand exactly:
+
+- ``"torch"``: a dynamic program over the ranks in pure tensor ops, on any device, with no host
+  synchronisation (the GPU path);
+- ``"c"``: the C solver's batched entry point ``_meldsolver.least_penalty_counts`` (CPU only, the
+  fastest there).
+
+``backend="auto"`` takes C for CPU tensors when the C extension is built and used
+(``TT_ENV_SOLVER`` is not ``python``), else the torch program.
+
+The program (vocabulary as in ``tt_env.engine.melds_py``). Let D* be the least value of
+unmelded naturals over arrangements whose melds need at most the hand's W wilds. Then the least
+penalty is D* when D* is below the value of all the naturals (some meld holds a natural: the
+wilds left over always fit, since a run of 6 or more splits in two with a natural in each part,
+so every run leaves room for 2 wilds and, given 3 spare wilds, one of its naturals can become a
+set, which takes any number). Otherwise no meld holds a natural, and the wilds cost their value
+unless they can make an all-wild set (3 or more, and ``meld_needs_natural`` false).
+
+D* is a min-plus program over the slots (ranks, and with aces high a 14th slot for the ace
+above the king), suit by suit within a slot. Its state per hand is: per suit, the ages (1, 2, 3
+or more) of the runs in progress ("lanes": a lane starts on a natural, passes each slot on a
+natural or a wild and, when it ends, pads itself to 3 cards with wilds), at most ``decks``
+lanes per suit and ``max_cards // 3`` in all; how many of this rank's naturals the lanes took
+(the rest go to the rank's set pool: 3 or more are a free set, 2 or 1 cost their value or 1 or
+2 wilds); and the wilds used so far. With aces high, how the aces of each suit split between
+lanes at the bottom and the rest is enumerated (the batch is widened by these splits).
+"""
+
 from __future__ import annotations
+
+import functools
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
 import torch
-from ..engine.melds import least_penalty as _scalar
-from ..engine.rules import Rules
+
+from tt_env.engine import melds as _melds
+from tt_env.engine.rules import Rules
+
+BACKENDS = ("auto", "torch", "c")
+MAX_DECKS = 4
+"""Copies of a card the torch program handles (the batched engine's limit)."""
+DEFAULT_MAX_CARDS = 15
+"""Hand size the torch program is exact for by default (the game's hands hold at most 15)."""
+_INF = 30000  # above any penalty (40 cards x 15), and INF + 30 still fits an int16
+_INT_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
-def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Rules) -> torch.Tensor:
-    c = counts.cpu().long().tolist()
-    w = wild_rank.cpu().tolist() if isinstance(wild_rank, torch.Tensor) else [wild_rank] * len(c)
+# --------------------------------------------------------------------------- the plan
+@dataclass(frozen=True)
+class _Plan:
+    """The program's state space and transitions for one (decks, max lanes, wilds), on one device."""
+
+    num_states: int
+    m_dim: int                 # naturals of the rank taken by lanes: 0..max_lanes
+    u_dim: int                 # wilds used: 0..u_dim - 1
+    m_pad: int                 # most naturals one suit's move takes
+    u_pad: int                 # most wilds one suit's move uses
+    empty: int                 # the state with no lane
+    # per suit, per (m, dw): (m, dw, destination states (unique), their sources padded to the
+    # most incoming moves with the index num_states, an all-INF row), flattened
+    groups: tuple[tuple[tuple[int, int, torch.Tensor, torch.Tensor], ...], ...]
+    ends: tuple[tuple[int, torch.Tensor], ...]   # (padding wilds, states needing that many to end)
+
+
+def _suit_options(ages: tuple[int, ...], others: int, per_suit: int, max_lanes: int):
+    """(new ages, naturals taken, wilds used) for every move of one suit's lanes at one slot."""
+    out = set()
+    for acts in itertools.product((0, 1, 2), repeat=len(ages)):  # 0 ends, 1 natural, 2 wild
+        kept = [min(a + 1, 3) for a, act in zip(ages, acts) if act]
+        naturals = acts.count(1)
+        wilds = acts.count(2) + sum(max(0, 3 - a) for a, act in zip(ages, acts) if act == 0)
+        for new in range(per_suit - len(kept) + 1):
+            if others + len(kept) + new > max_lanes:
+                break
+            out.add((tuple(sorted(kept + [1] * new)), naturals + new, wilds))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _plan_arrays(decks: int, max_lanes: int):
+    """The plan as numpy arrays (device-free, cached)."""
+    suit_configs = [c for n in range(decks + 1) for c in itertools.combinations_with_replacement((1, 2, 3), n)]
+    states = [j for j in itertools.product(suit_configs, repeat=4) if sum(map(len, j)) <= max_lanes]
+    index = {j: i for i, j in enumerate(states)}
+    groups = []
+    for s in range(4):
+        by_key: dict[tuple[int, int], dict[int, list[int]]] = {}
+        for j in states:
+            others = sum(len(c) for t, c in enumerate(j) if t != s)
+            for new, m, dw in _suit_options(j[s], others, decks, max_lanes):
+                by_key.setdefault((m, dw), {}).setdefault(index[j[:s] + (new,) + j[s + 1:]], []).append(index[j])
+        suit_groups = []
+        for (m, dw), incoming in sorted(by_key.items()):
+            dst = np.array(sorted(incoming))
+            width = max(len(v) for v in incoming.values())
+            src = np.full((len(dst), width), len(states))
+            for row, d in enumerate(dst):
+                src[row, :len(incoming[d])] = incoming[d]
+            suit_groups.append((m, dw, dst, src.reshape(-1)))
+        groups.append(tuple(suit_groups))
+    pads: dict[int, list[int]] = {}
+    for i, j in enumerate(states):
+        pads.setdefault(sum(max(0, 3 - a) for c in j for a in c), []).append(i)
+    ends = tuple((p, np.array(v)) for p, v in sorted(pads.items()))
+    return len(states), index[((),) * 4], tuple(groups), ends
+
+
+@functools.lru_cache(maxsize=None)
+def _plan(decks: int, max_lanes: int, u_dim: int, device: torch.device) -> _Plan:
+    num_states, empty, groups, ends = _plan_arrays(decks, max_lanes)
+    t = functools.partial(torch.as_tensor, dtype=torch.long, device=device)
+    m_pad = max(m for g in groups for m, *_ in g)
+    u_pad = max(dw for g in groups for _, dw, *_ in g)
+    return _Plan(num_states, max_lanes + 1, u_dim, m_pad, u_pad, empty,
+                 tuple(tuple((m, dw, t(dst), t(src)) for m, dw, dst, src in g) for g in groups),
+                 tuple((p, t(v)) for p, v in ends))
+
+
+# --------------------------------------------------------------------------- the program
+def _shift(x: torch.Tensor, k: int, dim: int) -> torch.Tensor:
+    """``x`` moved ``k`` places up along ``dim`` (entries past the end dropped, _INF below)."""
+    if k == 0:
+        return x
+    size = x.shape[dim]
+    if k >= size:
+        return torch.full_like(x, _INF)
+    pad_shape = list(x.shape)
+    pad_shape[dim] = k
+    return torch.cat([x.new_full(pad_shape, _INF), x.narrow(dim, 0, size - k)], dim)
+
+
+def _slot(plan: _Plan, f: torch.Tensor, n: torch.Tensor, value: int, forced: bool) -> torch.Tensor:
+    """One slot: ``f`` (S, U, B) before it, ``n`` (4, B) its naturals per suit; (S, U, B) after.
+
+    The batch is the innermost dimension, so every gather and shift moves contiguous rows.
+    ``forced``: every natural of the slot must go into a lane (the aces split off for the bottom).
+    """
+    b, num_states, m_dim, u_dim, mp, up = f.shape[-1], plan.num_states, plan.m_dim, plan.u_dim, plan.m_pad, plan.u_pad
+    # the state with room below for the shifts (naturals taken, wilds used) and an all-INF row
+    padded = f.new_full((num_states + 1, m_dim + mp, u_dim + up, b), _INF)
+    padded[:num_states, mp, up:] = f
+    for s in range(4):
+        sources = {0: padded}
+        out = torch.full_like(padded, _INF)
+        inner = out[:, mp:, up:]
+        for m, dw, dst, src in plan.groups[s]:
+            if m not in sources:
+                sources[m] = torch.where(n[s] >= m, padded, _INF)
+            view = sources[m][:, mp - m:mp - m + m_dim, up - dw:up - dw + u_dim]
+            x = view.index_select(0, src).view(dst.shape[0], -1, m_dim, u_dim, b).amin(1)
+            inner.index_copy_(0, dst, torch.minimum(inner.index_select(0, dst), x))
+        padded = out
+    g = padded[:num_states, mp:, up:]
+    total = n.sum(0)
+    res = None
+    for j in range(m_dim):
+        x = g[:, j]
+        pool = total - j                     # naturals of the slot left for its set
+        if forced:
+            cand = torch.where(pool == 0, x, _INF)
+        else:
+            dead = torch.where(pool == 1, value, torch.where(pool == 2, 2 * value, 0)).to(x.dtype)
+            as_set = torch.where(pool == 1, _shift(x, 2, 1), torch.where(pool == 2, _shift(x, 1, 1), _INF))
+            cand = torch.minimum(x + dead, as_set)
+        res = cand if res is None else torch.minimum(res, cand)
+    return res.clamp_(max=_INF)
+
+
+def _natural_deadwood(plan: _Plan, slots: list[tuple[torch.Tensor, int, bool]], wilds: torch.Tensor) -> torch.Tensor:
+    """D*: the least unmelded natural value with at most ``wilds`` (B,) wilds in the melds.
+
+    ``slots``: per slot, (naturals per suit (4, B), their value, forced)."""
+    b = wilds.shape[0]
+    f = torch.full((plan.num_states, plan.u_dim, b), _INF, dtype=torch.int16, device=wilds.device)
+    f[plan.empty, 0] = 0
+    for n, value, forced in slots:
+        f = _slot(plan, f, n, value, forced)
+    best = torch.full((plan.u_dim, b), _INF, dtype=torch.int16, device=wilds.device)
+    for pad, states in plan.ends:
+        best = torch.minimum(best, _shift(f.index_select(0, states).amin(0), pad, 0))
+    used = torch.arange(plan.u_dim, device=wilds.device).view(-1, 1)
+    return torch.where(used <= wilds, best, _INF).amin(0)
+
+
+def _torch_least_penalty(counts: torch.Tensor, wild: torch.Tensor, aces_high: bool, needs_natural: bool,
+                         decks: int, max_cards: int, chunk: int) -> torch.Tensor:
+    device = counts.device
+    b = counts.shape[0]
+    max_lanes = max(1, min(4 * decks, max_cards // 3))
+    # wilds in melds: a hand with W >= 2 * naturals melds every natural in sets (D* = 0), so the
+    # program only needs W < 2 * naturals, that is W <= (2 * max_cards - 1) // 3
+    plan = _plan(decks, max_lanes, min(4 * decks, max(0, 2 * max_cards - 1) // 3) + 1, device)
+    ranks = torch.arange(1, 14, device=device)
+    cards = counts.view(b, 4, 13).long()
+    is_wild = ranks.view(1, 1, 13) == wild.view(b, 1, 1)
+    nat = torch.where(is_wild, 0, cards)                         # (B, 4, 13) naturals by suit and rank
+    num_wilds = (cards - nat).sum((1, 2))
+    num_naturals = nat.sum((1, 2))
+    values = torch.clamp(ranks, max=10)
+    if aces_high:
+        values = torch.where(ranks == 1, 15, values)
+    all_value = (nat * values.view(1, 1, 13)).sum((1, 2))
+    wild_value = torch.clamp(wild, max=10)                     # a wild costs its rank's value (ace 1)
+    leftover = torch.where((num_wilds >= 3) & (not needs_natural), 0, num_wilds * wild_value)
+    if aces_high:  # widen the batch by how many aces of each suit start lanes at the bottom
+        splits = torch.tensor([c for c in itertools.product(range(decks + 1), repeat=4) if sum(c) <= max_lanes],
+                              device=device)
+        k = splits.shape[0]
+        nat = nat.repeat_interleave(k, 0)
+        low = splits.repeat(b, 1)                              # (B*k, 4)
+        high = nat[:, :, 0] - low
+        ok = (high >= 0).all(1)
+        num_w = num_wilds.repeat_interleave(k, 0)
+    else:
+        k, low, high, ok, num_w = 1, None, None, None, num_wilds
     out = []
-    for row, wr in zip(c, w):
-        hand = [card for card, k in enumerate(row) for _ in range(k)]
-        out.append(_scalar(hand, wr, rules.aces_high, rules.meld_needs_natural))
-    return torch.tensor(out, dtype=torch.int64, device=counts.device)
+    for start in range(0, nat.shape[0], chunk * k):
+        sl = slice(start, start + chunk * k)
+        n = nat[sl].permute(2, 1, 0)                          # (13, 4, chunk): batch innermost
+        slots: list[tuple[torch.Tensor, int, bool]] = []
+        if aces_high:
+            slots.append((low[sl].t(), 0, True))
+        else:
+            slots.append((n[0], 1, False))
+        slots += [(n[r], min(r + 1, 10), False) for r in range(1, 13)]
+        if aces_high:
+            slots.append((high[sl].clamp(min=0).t(), 15, False))
+        d = _natural_deadwood(plan, slots, num_w[sl])
+        if aces_high:
+            d = torch.where(ok[sl], d, _INF).view(-1, k).amin(1)
+        out.append(d)
+    deadwood = torch.cat(out).long()
+    deadwood = torch.where(num_wilds >= 2 * num_naturals, 0, deadwood)
+    return torch.where(deadwood < all_value, deadwood, all_value + leftover)
+
+
+# --------------------------------------------------------------------------- entry point
+def _c_backend():
+    """The C module when it is built, in use and has the batched entry point, else None."""
+    if _melds.solver_backend() != "c":
+        return None
+    from tt_env.engine import _meldsolver  # type: ignore[attr-defined]
+    return _meldsolver if hasattr(_meldsolver, "least_penalty_counts") else None
+
+
+def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Rules, *,
+                  backend: str = "auto", decks: int | None = None, max_cards: int = DEFAULT_MAX_CARDS,
+                  check: bool = False, chunk: int = 4096) -> torch.Tensor:
+    """The least penalty of each hand: ``melds.least_penalty(hand, wild, aces_high, meld_needs_natural)``.
+
+    Args:
+        counts: (B, 52) integer tensor, copies of each card int per hand.
+        wild_rank: (B,) integer tensor or an int: 1..13, or 0 for no wilds.
+        rules: the options used are ``aces_high`` and ``meld_needs_natural``.
+        backend: ``"torch"`` (any device), ``"c"`` (CPU tensors, C extension built) or ``"auto"``.
+        decks: most copies of a card (default ``rules.num_decks``; the torch program takes 1..4).
+        max_cards: the torch program is exact for hands of up to this many cards (it sizes the
+            program: at most ``max_cards // 3`` runs at a time).
+        check: also check the values (counts 0..decks, hands of at most ``max_cards`` cards, wild
+            ranks 0..13); this synchronises with the device, so it is off by default.
+        chunk: hands per step of the torch program (bounds its memory).
+
+    Returns:
+        (B,) int64 tensor on the device of ``counts``.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r} is not allowed: use one of {list(BACKENDS)}")
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules must be a tt_env.engine.rules.Rules, not {type(rules).__name__}")
+    if not isinstance(counts, torch.Tensor) or counts.dtype not in _INT_DTYPES:
+        what = counts.dtype if isinstance(counts, torch.Tensor) else type(counts).__name__
+        raise TypeError(f"counts must be an integer torch tensor (uint8, int8, int16, int32 or int64), not {what}")
+    if counts.dim() != 2 or counts.shape[1] != 52:
+        raise ValueError(f"counts has shape {tuple(counts.shape)}: it must be (B, 52), one count per card int")
+    b = counts.shape[0]
+    wild = _wild_tensor(wild_rank, b, counts.device)
+    decks = rules.num_decks if decks is None else decks
+    if isinstance(decks, bool) or not isinstance(decks, int) or decks < 1:
+        raise ValueError(f"decks={decks!r} is not allowed: use a positive int")
+    if check:
+        _check_values(counts, wild, decks, max_cards)
+    c_module = _c_backend() if counts.device.type == "cpu" else None
+    if backend == "c":
+        if counts.device.type != "cpu":
+            raise ValueError(f"backend='c' takes CPU tensors, not {counts.device}: use 'torch' or 'auto'")
+        if c_module is None:
+            raise ValueError("backend='c' needs the C meld solver (built, and TT_ENV_SOLVER not 'python'): "
+                             "use 'torch' or 'auto'")
+    if backend == "c" or (backend == "auto" and c_module is not None):
+        return _c_least_penalty(c_module, counts, wild, rules)
+    if decks > MAX_DECKS:
+        raise ValueError(f"decks={decks} is not allowed for the torch program: it takes 1..{MAX_DECKS}")
+    if b == 0:
+        return torch.zeros(0, dtype=torch.long, device=counts.device)
+    return _torch_least_penalty(counts, wild, rules.aces_high, rules.meld_needs_natural, decks, max_cards, chunk)
+
+
+def _wild_tensor(wild_rank: torch.Tensor | int, b: int, device: torch.device) -> torch.Tensor:
+    """``wild_rank`` as a (B,) int64 tensor on ``device`` (shape and type checked, not values)."""
+    if isinstance(wild_rank, torch.Tensor):
+        if wild_rank.dtype not in _INT_DTYPES:
+            raise TypeError(f"wild_rank must be an integer tensor or an int, not {wild_rank.dtype}")
+        if wild_rank.dim() == 0:
+            return wild_rank.to(device=device, dtype=torch.long).expand(b)
+        if tuple(wild_rank.shape) != (b,):
+            raise ValueError(f"wild_rank has shape {tuple(wild_rank.shape)}: it must be ({b},), one per hand")
+        return wild_rank.to(device=device, dtype=torch.long)
+    if isinstance(wild_rank, bool) or not isinstance(wild_rank, (int, np.integer)):
+        raise TypeError(f"wild_rank must be an integer tensor or an int, not {type(wild_rank).__name__}")
+    if not 0 <= int(wild_rank) <= 13:
+        raise ValueError(f"wild_rank={int(wild_rank)} is not allowed: use 1..13 (or 0 for no wilds)")
+    return torch.full((b,), int(wild_rank), dtype=torch.long, device=device)
+
+
+def _check_values(counts: torch.Tensor, wild: torch.Tensor, decks: int, max_cards: int) -> None:
+    """The value checks of ``check=True`` (they synchronise with the device)."""
+    c = counts.long()
+    if bool((c < 0).any()) or bool((c > decks).any()):
+        raise ValueError(f"counts must be 0..{decks} (decks={decks}) for every card")
+    if bool((c.sum(1) > max_cards).any()):
+        raise ValueError(f"a hand holds more than max_cards={max_cards} cards: raise max_cards")
+    if bool(((wild < 0) | (wild > 13)).any()):
+        raise ValueError("wild_rank is not allowed: use 1..13 (or 0 for no wilds)")
+
+
+def _c_least_penalty(module, counts: torch.Tensor, wild: torch.Tensor, rules: Rules) -> torch.Tensor:
+    out = torch.empty(counts.shape[0], dtype=torch.long)
+    module.least_penalty_counts(counts.contiguous().numpy(), wild.contiguous().numpy(), rules.aces_high,
+                                rules.meld_needs_natural, out.numpy())
+    return out

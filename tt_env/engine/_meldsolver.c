@@ -13,6 +13,8 @@
  *       -> [expert-v0's value of drawing each card of cards]
  *   draw_gains(hands, weights, wild_rank, aces_high=False, meld_needs_natural=False,
  *              out_bonus=0.0, draws=None) -> [(least penalty, expected gain of one draw)]
+ *   least_penalty_counts(counts, wild_ranks, aces_high, meld_needs_natural, out) -> None
+ *       (C only: least_penalty of many hands given as card-count buffers; tt_env.batch uses it)
  *
  * The last two live in _meldsolver_draws.c (their work in meld_draws.c); this file has the
  * argument parsers they share (meldsolver_py.h) and the method table.
@@ -280,6 +282,103 @@ fail:
     return NULL;
 }
 
+/* ---------------------------------------------------------------- batched least penalties */
+/* An integer element of a buffer (format b B h H i I l L q Q n N), or -1 with a TypeError set
+   for any other format. */
+static int buffer_int_kind(const Py_buffer *view, const char *what) {
+    const char *f = view->format ? view->format : "B";
+    if (*f == '@' || *f == '=' || *f == '<') f++;
+    if (f[0] && !f[1] && strchr("bBhHiIlLqQnN", f[0])) return f[0];
+    PyErr_Format(PyExc_TypeError, "%s must hold integers (format b B h H i I l L q Q), not format '%s'",
+                 what, view->format ? view->format : "B");
+    return -1;
+}
+
+static long long buffer_int_at(const Py_buffer *view, int kind, Py_ssize_t i) {
+    const char *p = (const char *)view->buf + i * view->itemsize;
+    switch (kind) {
+    case 'b': return *(const signed char *)p;
+    case 'B': return *(const unsigned char *)p;
+    case 'h': return *(const short *)p;
+    case 'H': return *(const unsigned short *)p;
+    case 'i': return *(const int *)p;
+    case 'I': return *(const unsigned int *)p;
+    case 'l': return *(const long *)p;
+    case 'L': return (long long)*(const unsigned long *)p;
+    case 'n': return *(const Py_ssize_t *)p;
+    case 'N': return (long long)*(const size_t *)p;
+    case 'q': return *(const long long *)p;
+    default:  return (long long)*(const unsigned long long *)p;
+    }
+}
+
+/* least_penalty_counts(counts, wild_ranks, aces_high, meld_needs_natural, out): for each hand i,
+   out[i] = least_penalty of the hand holding counts[i*52 + c] copies of card c, with wild rank
+   wild_ranks[i]. Contiguous integer buffers (numpy arrays, torch CPU tensors via .numpy());
+   out int32 or int64. One C loop, no Python object per hand. */
+static PyObject *py_least_penalty_counts(PyObject *self, PyObject *args) {
+    PyObject *counts_obj, *wild_obj, *out_obj;
+    int aces_high, needs_natural;
+    if (!PyArg_ParseTuple(args, "OOppO:least_penalty_counts", &counts_obj, &wild_obj, &aces_high,
+                          &needs_natural, &out_obj))
+        return NULL;
+    Py_buffer counts, wilds, out;
+    if (PyObject_GetBuffer(counts_obj, &counts, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (PyObject_GetBuffer(wild_obj, &wilds, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&counts);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(out_obj, &out, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&counts); PyBuffer_Release(&wilds);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    int ck = buffer_int_kind(&counts, "counts"), wk = ck < 0 ? -1 : buffer_int_kind(&wilds, "wild_ranks");
+    if (ck < 0 || wk < 0) goto done;
+    const char *of = out.format ? out.format : "B";
+    if (*of == '@' || *of == '=' || *of == '<') of++;
+    int out64 = (of[0] == 'q' || of[0] == 'l') && !of[1] && out.itemsize == 8;
+    int out32 = (of[0] == 'i' || of[0] == 'l') && !of[1] && out.itemsize == 4;
+    if (!out64 && !out32) {
+        PyErr_Format(PyExc_TypeError, "out must be an int32 or int64 buffer, not format '%s'", out.format ? out.format : "B");
+        goto done;
+    }
+    Py_ssize_t n = wilds.len / wilds.itemsize;
+    if (counts.len / counts.itemsize != n * 52 || out.len / out.itemsize != n) {
+        PyErr_Format(PyExc_ValueError, "counts has %zd entries, wild_ranks %zd and out %zd: they must be "
+                     "52 per hand, one per hand and one per hand", counts.len / counts.itemsize, n,
+                     out.len / out.itemsize);
+        goto done;
+    }
+    Hand h;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long long wild = buffer_int_at(&wilds, wk, i);
+        if (wild < 0 || wild > 13) {
+            PyErr_Format(PyExc_ValueError, "wild_ranks[%zd]=%lld is not allowed: use 1..13 (or 0 for no wilds)", i, wild);
+            goto done;
+        }
+        tt_hand_clear(&h, (int)wild, aces_high, needs_natural);
+        int total = 0;
+        for (int c = 0; c < 52; c++) {
+            long long k = buffer_int_at(&counts, ck, i * 52 + c);
+            if (k < 0 || k > MAX_CARDS || (total += (int)k) > MAX_CARDS) {
+                PyErr_Format(PyExc_ValueError, "counts[%zd] is not a hand the solver takes: counts 0..%d "
+                             "per card and at most %d cards (card %d has %lld)", i, MAX_CARDS, MAX_CARDS, c, k);
+                goto done;
+            }
+            for (long long j = 0; j < k; j++) tt_hand_add(&h, c);
+        }
+        int v = penalty_of_hand(&h);
+        if (out64) ((int64_t *)out.buf)[i] = v;
+        else ((int32_t *)out.buf)[i] = v;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&counts); PyBuffer_Release(&wilds); PyBuffer_Release(&out);
+    return result;
+}
+
 #define SIGNATURE "(hand, wild_rank, aces_high=False, meld_needs_natural=False)\n--\n\n"
 
 static PyMethodDef methods[] = {
@@ -302,6 +401,10 @@ static PyMethodDef methods[] = {
      "its draws mask (None: every card) with weights[u] not <= 0 whose after_draw value a is below\n"
      "the penalty of weights[u] * (penalty - a, plus out_bonus when a == 0), in card order;\n"
      "(0, 0.0) for a hand whose penalty is already 0. The hands' draws share one search."},
+    {"least_penalty_counts", (PyCFunction)py_least_penalty_counts, METH_VARARGS,
+     "least_penalty_counts(counts, wild_ranks, aces_high, meld_needs_natural, out)\n--\n\n"
+     "Batched least_penalty: counts a contiguous integer buffer of 52 card counts per hand, wild_ranks\n"
+     "one wild rank (0..13) per hand, out a writable int32/int64 buffer of one penalty per hand."},
     {"_fast_penalty", (PyCFunction)(void (*)(void))py_fast_penalty, METH_FASTCALL | METH_KEYWORDS,
      "_fast_penalty" SIGNATURE "Test hook: the fast path's least penalty, or None outside its scope."},
     {"_search_penalty", (PyCFunction)(void (*)(void))py_search_penalty, METH_FASTCALL | METH_KEYWORDS,
