@@ -136,28 +136,32 @@ class BatchGame:
         card = (actions - DISCARD_BASE).clamp(0, 51)
         top = pile_top(s)
 
+        # every count update below is one index_add_ on a flat view, at (table, seat, card)
+        at_seat = (rows * n + seat) * 52
+        at_table = rows * 52
+        top0 = top.clamp(min=0)
+
         # draw from the stock: the top discard is passed over; an empty stock is refilled first
-        passed = stock_draw & (top >= 0)
-        s.passed[rows, seat, top.clamp(min=0)] += passed.to(COUNT_DTYPE)
+        _add(s.passed, at_seat + top0, stock_draw & (top >= 0))
         self._on_rows(stock_draw & (s.stock_len == 0), self._reshuffle)
         drawn = s.stock.gather(1, (s.stock_len - 1).clamp(min=0).unsqueeze(1)).squeeze(1)
         s.stock_len -= stock_draw.long()
         # take the top of the discard pile
         s.pile_len -= take.long()
-        s.pile_counts[rows, top.clamp(min=0)] -= take.to(COUNT_DTYPE)
-        s.known_taken[rows, seat, top.clamp(min=0)] += take.to(COUNT_DTYPE)
+        _add(s.pile_counts, at_table + top0, take, -1.0)
+        _add(s.known_taken, at_seat + top0, take)
         s.taken = torch.where(take, top, s.taken)
         got = torch.where(take, top, drawn).clamp(min=0)
-        s.hands[rows, seat, got] += drawing.to(COUNT_DTYPE)
+        _add(s.hands, at_seat + got, drawing)
 
         # discard: onto the pile; one copy leaves the known-taken cards
-        s.hands[rows, seat, card] -= discard.to(COUNT_DTYPE)
-        slot = s.pile_len.clamp(max=self.shoe_size - 1)
-        s.pile[rows, slot] = torch.where(discard, card, s.pile[rows, slot])
+        _add(s.hands, at_seat + card, discard, -1.0)
+        slot = s.pile_len.clamp(max=self.shoe_size - 1).unsqueeze(1)
+        s.pile.scatter_(1, slot, torch.where(discard, card, s.pile.gather(1, slot).squeeze(1)).unsqueeze(1))
         s.pile_len += discard.long()
-        s.pile_counts[rows, card] += discard.to(COUNT_DTYPE)
-        s.discards[rows, seat, card] += discard.to(COUNT_DTYPE)
-        s.known_taken[rows, seat, card] -= (discard & (s.known_taken[rows, seat, card] > 0)).to(COUNT_DTYPE)
+        _add(s.pile_counts, at_table + card, discard)
+        _add(s.discards, at_seat + card, discard)
+        _add(s.known_taken, at_seat + card, discard & (s.known_taken.view(-1)[at_seat + card] > 0), -1.0)
         s.taken = torch.where(discard, -1, s.taken)
         s.turn += discard.long()
         s.phase = torch.where(drawing, 1, s.phase)
@@ -353,7 +357,7 @@ class BatchGame:
         pile_counts = torch.zeros(k, 52, dtype=COUNT_DTYPE, device=dev)
         pile_counts.scatter_(1, up, 1)
         blank = torch.zeros_like(s.known_taken)
-        return BatchState(hands=hands[:, :n * 52].view(k, n, 52), stock=shoe, stock_len=stock_len, pile=pile,
+        return BatchState(hands=hands[:, :n * 52].reshape(k, n, 52).contiguous(), stock=shoe, stock_len=stock_len, pile=pile,
                           pile_len=torch.ones_like(stock_len), pile_counts=pile_counts, known_taken=blank,
                           discards=blank.clone(), passed=blank.clone(), round_index=round_index, dealer=dealer,
                           current=(dealer + 1) % n, phase=torch.zeros_like(dealer), scores=s.scores,
@@ -407,6 +411,11 @@ class BatchGame:
             ended_round = torch.zeros_like(s.current)
         return TimeStep(obs, self._mask, s.current.clone(), rewards, ends, over, scores, points, final, went_now,
                         ended_round)
+
+
+def _add(counts: torch.Tensor, flat_index: torch.Tensor, where: torch.Tensor, sign: float = 1.0) -> None:
+    """Add ``sign`` to ``counts`` (any shape, viewed flat) at ``flat_index`` where ``where`` holds."""
+    counts.view(-1).index_add_(0, flat_index, where.to(counts.dtype), alpha=sign)
 
 
 def win_rewards(scores: torch.Tensor) -> torch.Tensor:
