@@ -58,9 +58,15 @@ def check_deal(st: engine.GameState) -> None:
 
 
 def play_side_by_side(rules: Rules, tables: int, steps: int, seed: int, reward_mode: str = "relative",
-                      device: str = "cpu") -> Counter:
-    """Random legal play on a batch, checked against the scalar engine; returns event counts."""
-    g = BatchGame(rules, tables, device=device, seed=seed, reward_mode=reward_mode)
+                      device: str = "cpu", accelerator_path: bool = False) -> Counter:
+    """Random legal play on a batch, checked against the scalar engine; returns event counts.
+
+    ``accelerator_path`` runs, on a CPU, the code a GPU runs: every row through the rare parts
+    of a step with a select, and the tensor program for the melds instead of C."""
+    g = BatchGame(rules, tables, device=device, seed=seed, reward_mode=reward_mode,
+                  solver="torch" if accelerator_path else "auto")
+    if accelerator_path:
+        g._sparse = False
     ts = g.reset()
     rng = np.random.default_rng(seed)
     events: Counter = Counter()
@@ -132,6 +138,26 @@ CASES = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_batch_matches_scalar_engine(name: str) -> None:
     events = play_side_by_side(CASES[name], tables=12, steps=160, seed=7)
+    assert events["rounds"] > 0
+
+
+ACCELERATOR_CASES = {  # small hands and few tables: the tensor meld program is slow on a CPU
+    "2p": Rules(rounds=(1, 2), max_turns_per_round=10),
+    "3p 1 deck aces high natural": Rules(num_players=3, decks=1, aces="high_or_low", meld_needs_natural=True,
+                                         rounds=(1, 2), max_turns_per_round=8),
+}
+
+
+@pytest.mark.parametrize("name", list(ACCELERATOR_CASES))
+def test_accelerator_path_matches_scalar_engine(name: str) -> None:
+    """The masked, every-row path a GPU takes (and the tensor meld program), checked on a CPU."""
+    events = play_side_by_side(ACCELERATOR_CASES[name], tables=4, steps=40, seed=13, accelerator_path=True)
+    assert events["rounds"] > 0
+
+
+@pytest.mark.parametrize("device", [d for d in DEVICES if d != "cpu"])
+def test_gpu_matches_scalar_engine(device: str) -> None:
+    events = play_side_by_side(Rules(num_players=4, rounds=(1, 11)), tables=16, steps=150, seed=5, device=device)
     assert events["rounds"] > 0
 
 

@@ -76,10 +76,13 @@ class BatchGame:
         autoreset: start a new game on a table as soon as its game ends.
         check_actions: raise ``ValueError`` for an illegal action (the one wait on the host in
             :meth:`step`; turn off for the fastest accelerator runs with trusted actions).
+        solver: backend of :func:`tt_env.batch.least_penalty` (``"auto"``: C on a CPU, the
+            tensor program elsewhere; ``"torch"`` runs the tensor program on a CPU too).
     """
 
     def __init__(self, rules: Rules, num_tables: int, device: str | torch.device = "cpu", seed: int = 0,
-                 reward_mode: str = "relative", *, autoreset: bool = True, check_actions: bool = True) -> None:
+                 reward_mode: str = "relative", *, autoreset: bool = True, check_actions: bool = True,
+                 solver: str = "auto") -> None:
         if not isinstance(rules, Rules):
             raise TypeError(f"rules={rules!r} is not a Rules: build one with tt_env.engine.rules.Rules(...)")
         if rules.num_decks > MAX_BATCH_DECKS:
@@ -94,11 +97,16 @@ class BatchGame:
         self.num_players = rules.num_players
         self.device = torch.device(device)
         self.reward_mode = reward_mode
+        if solver not in ("auto", "torch", "c"):
+            raise ValueError(f"solver={solver!r} is not allowed: use 'auto', 'torch' or 'c'")
+        self.solver = solver
         self.autoreset = autoreset
         self.check_actions = check_actions
         self.observation_size = observation_size(rules.num_players)
         self.shoe_size = rules.num_cards
         self._sparse = self.device.type == "cpu"
+        """Whether the rare parts of a step run on the rows that need them (CPU) or on every row
+        with a select (other devices; tests set it False to run the accelerator's path on a CPU)."""
         self._rows = torch.arange(num_tables, device=self.device)
         self._rounds = torch.tensor(rules.rounds, dtype=torch.int64, device=self.device)
         self._seed32 = seed_words(seed)
@@ -292,17 +300,19 @@ class BatchGame:
         if self._sparse:
             rows = mask.nonzero().squeeze(1)
             if rows.numel():
-                pen = least_penalty(self.state.hands[rows, seat[rows]].to(torch.uint8), wild[rows], self.rules)
+                pen = least_penalty(self.state.hands[rows, seat[rows]].to(torch.uint8), wild[rows], self.rules,
+                                    backend=self.solver)
                 result[rows] = pen == 0
             return result
-        pen = least_penalty(self.state.hands[self._rows, seat].to(torch.uint8), wild, self.rules)
+        pen = least_penalty(self.state.hands[self._rows, seat].to(torch.uint8), wild, self.rules, backend=self.solver)
         return mask & (pen == 0)
 
     def _end_round(self, part: BatchState, rows: torch.Tensor, points: torch.Tensor) -> None:
         """Score every hand of the ``part`` tables, add to the totals, and deal the next round."""
         k, n = part.hands.shape[0], self.num_players
         wild = (self._rounds[part.round_index] + 2).repeat_interleave(n)
-        pen = least_penalty(part.hands.reshape(k * n, 52).to(torch.uint8), wild, self.rules).view(k, n).long()
+        pen = least_penalty(part.hands.reshape(k * n, 52).to(torch.uint8), wild, self.rules,
+                            backend=self.solver).view(k, n).long()
         seats = torch.arange(n, device=self.device)
         pen = torch.where(seats.unsqueeze(0) == part.went_out.unsqueeze(1), 0, pen)
         points.copy_(pen)
@@ -366,7 +376,7 @@ class BatchGame:
 
     def _reshuffle(self, part: BatchState, rows: torch.Tensor) -> None:
         """Refill an empty stock: the discard pile under its top card, shuffled (``engine.game._refill_stock``)."""
-        under = part.pile_len - 1
+        under = (part.pile_len - 1).clamp(min=0)  # >= 1 where a stock draw is legal; 0 only on rows a select drops
         order = shuffle_prefix(stream_base(self._seed32, rows, part.counter), self.shoe_size, under)
         part.counter = part.counter + 1
         top = part.pile.gather(1, under.unsqueeze(1))
