@@ -197,14 +197,12 @@ from pettingzoo.utils import wrappers
 
 from .engine import game
 from .engine.rules import Rules, option_names
+from .engine.scoring import ILLEGAL_ACTION_REWARD, REWARD_MODES, REWARD_SCALE, round_rewards, win_rewards
 from .env_checks import ActionCheckWrapper, checked_seed
 from .observation import encode, get_layout, observation_bounds
 from .state import encode_state, state_bounds
 from .ui.render_text import render_text
 
-REWARD_MODES = ("relative", "penalty", "win")
-REWARD_SCALE = 100.0
-ILLEGAL_ACTION_REWARD = -1.0
 
 
 def env(num_players: int = 2, reward_mode: str = "relative", render_mode: str | None = None,
@@ -395,13 +393,7 @@ class raw_env(AECEnv, EzPickle):
         """Set this step's rewards and infos from a finished round."""
         points = record.points
         n = len(points)
-        if self.reward_mode == "relative":
-            total = sum(points)
-            values = [((total - p) / (n - 1) - p) / REWARD_SCALE for p in points]
-        elif self.reward_mode == "penalty":
-            values = [-p / REWARD_SCALE for p in points]
-        else:
-            values = win_rewards(self.game_state.scores) if game_over else [0.0] * n
+        values = round_rewards(self.reward_mode, points, self.game_state.scores, game_over)
         final = list(self.game_state.scores) if game_over else [0] * n
         for seat, agent in enumerate(self.possible_agents):
             self.rewards[agent] = values[seat]
@@ -433,17 +425,3 @@ class raw_env(AECEnv, EzPickle):
             self._table_renderer.close()
             self._table_renderer = None
 
-
-def win_rewards(scores: list[int]) -> list[float]:
-    """+1 shared among the lowest totals, -1 shared among the rest; all 0 on an all-way tie."""
-    low = min(scores)
-    won = [s == low for s in scores]
-    k = sum(won)
-    if k == len(scores):
-        return [0.0] * len(scores)
-    return [1.0 / k if w else -1.0 / (len(scores) - k) for w in won]
-
-
-def observation_layout(num_players: int = 2):
-    """The observation layout (offsets of each named piece) for ``num_players``."""
-    return get_layout(num_players)

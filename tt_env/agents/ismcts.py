@@ -43,6 +43,7 @@ import numpy as np
 from ..engine import game
 from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD, GameState
 from ..engine.rules import Rules
+from ..engine.scoring import relative_rewards
 from ..observation import encode
 from ..search import HandBelief, sample_world
 from .base import checked_mask
@@ -56,9 +57,7 @@ StatePolicy = Callable[[GameState], int]
 
 def relative_points(points: list[int] | list[float]) -> list[float]:
     """Each seat's round result as its reward: the mean of the others' points minus its own."""
-    n = len(points)
-    total = sum(points)
-    return [(total - p) / (n - 1) - p for p in points]
+    return relative_rewards(points, scale=1.0)
 
 
 def expert_scores(expert: ExpertAgent, observation: np.ndarray, action_mask: np.ndarray) -> list[tuple[int, float]]:

@@ -91,7 +91,7 @@ from ..actions import action_name
 from ..engine import game as engine
 from ..engine.cards import card_str, card_value
 from ..engine.rules import Rules, hand_size, option_names
-from ..three_thirteen_v0 import REWARD_SCALE
+from ..engine.scoring import REWARD_SCALE, relative_returns
 from .observer import make_observer
 
 GAME_NAME = "python_three_thirteen"
@@ -159,13 +159,6 @@ def max_total_penalty(rules: Rules) -> int:
     values = sorted((card_value(rank, aces_high=rules.aces_high) for rank in range(1, 14)
                      for _ in range(4 * rules.num_decks)), reverse=True)
     return sum(sum(values[:hand_size(r)]) for r in rules.rounds)
-
-
-def relative_returns(scores: list[int]) -> list[float]:
-    """Per player, the env's ``relative`` rewards summed over the game, from the final totals."""
-    n, total = len(scores), sum(scores)
-    scale = (n - 1) * REWARD_SCALE
-    return [(total - n * s) / scale for s in scores]
 
 
 def game_info_numbers(rules: Rules) -> dict[str, Any]:
