@@ -10,7 +10,7 @@ import pytest
 from tt_env.agents import GreedyAgent, RandomAgent
 from tt_env.engine import Rules, least_penalty
 from training import evaluate as ev
-from tt_env.agents.observation_view import decode_observation
+from tt_env.observation.decode import decode_observation
 from training.duplicate import play_deal, play_game, run_deals
 from training.eval_stats import mean_ci, summarize, unique_names, win_rate_ci
 

@@ -19,7 +19,7 @@ import pytest
 import tt_env.search as search
 from tt_env.agents import ISMCTSAgent, make_agent
 from tt_env.agents.last_turn import expected_penalties, last_turn_scores
-from tt_env.agents.observation_view import decode_observation
+from tt_env.observation.decode import decode_observation
 from tt_env.engine import Rules, game, parse_cards
 from tt_env.engine.melds import least_penalty
 from tt_env.observation import encode

@@ -23,7 +23,7 @@ import numpy as np
 from .engine.game import GameState
 from .engine.rules import Rules
 from .engine.rules import wild_rank as round_wild_rank
-from .observation import _add_counts
+from .observation.encoding import _add_counts
 
 STATE_VERSION = 1
 """Bumped whenever the layout below changes."""

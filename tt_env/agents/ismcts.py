@@ -50,7 +50,7 @@ from .base import checked_mask
 from .expert import ExpertAgent
 from .inference import discard_is_consistent
 from .last_turn import last_turn_scores
-from .observation_view import decode_observation
+from ..observation.decode import decode_observation
 
 StatePolicy = Callable[[GameState], int]
 

@@ -1,0 +1,33 @@
+"""Every old import path of a moved module still works for one release: it warns with
+``DeprecationWarning`` and is the new module (so every name, private ones included, is there)."""
+
+import importlib
+import sys
+import warnings
+
+import pytest
+
+MOVED = [
+    ("tt_env.observation_checks", "tt_env.observation.checks"),
+    ("tt_env.agents.observation_view", "tt_env.observation.decode"),
+]
+
+
+@pytest.mark.parametrize("old, new", MOVED)
+def test_old_path_warns_and_is_the_new_module(old: str, new: str) -> None:
+    new_module = importlib.import_module(new)
+    sys.modules.pop(old, None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old_module = importlib.import_module(old)
+    assert old_module is new_module
+    assert any(issubclass(w.category, DeprecationWarning) and new in str(w.message) for w in caught), \
+        [str(w.message) for w in caught]
+
+
+def test_the_changelog_lists_every_move() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "CHANGELOG.md").read_text()
+    for old, new in MOVED:
+        assert f"`{old}`" in text and f"`{new}`" in text, (old, new)
