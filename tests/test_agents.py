@@ -16,7 +16,7 @@ from tt_env.engine import Rules, least_penalty
 from tt_env.engine.cards import card_value, rank_of
 from tt_env.engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD, action_mask, apply, new_game
 from tt_env.observation import encode
-from training.duplicate import play_game
+from tt_env.evaluation.duplicate import play_game
 
 VARIANTS = [
     dict(num_players=2),

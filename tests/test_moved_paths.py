@@ -10,6 +10,8 @@ import pytest
 MOVED = [
     ("tt_env.observation_checks", "tt_env.observation.checks"),
     ("tt_env.agents.observation_view", "tt_env.observation.decode"),
+    ("training.duplicate", "tt_env.evaluation.duplicate"),
+    ("training.eval_stats", "tt_env.evaluation.stats"),
 ]
 
 
@@ -31,3 +33,12 @@ def test_the_changelog_lists_every_move() -> None:
     text = (Path(__file__).resolve().parent.parent / "CHANGELOG.md").read_text()
     for old, new in MOVED:
         assert f"`{old}`" in text and f"`{new}`" in text, (old, new)
+
+
+@pytest.mark.parametrize("entry, library", [("training.evaluate", "tt_env.evaluation.evaluator"),
+                                            ("training.leaderboard", "tt_env.evaluation.leaderboard")])
+def test_the_command_entry_points_stay_and_give_the_library(entry: str, library: str) -> None:
+    """``python -m training.evaluate`` and ``training.leaderboard`` are commands, not deprecated."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert importlib.import_module(entry) is importlib.import_module(library)
