@@ -42,6 +42,9 @@ from tt_env.engine import game
 from tt_env.engine.rules import Rules
 from tt_env.observation import encode
 
+from .loop import can_batch
+from .loop import play_game as loop_play_game
+
 DEFAULT_BATCH_SIZE = 256
 """Games each worker plays side by side when an agent can batch (``run_deals(batch_size=...)``)."""
 
@@ -70,11 +73,6 @@ class GameRecord:
 def seat_of(agent_index: int, rotation: int, num_agents: int) -> int:
     """Seat of agent ``agent_index`` in ``rotation``: ``(agent_index + rotation) % num_agents``."""
     return (agent_index + rotation) % num_agents
-
-
-def can_batch(agent: Agent) -> bool:
-    """Whether ``agent`` decides many observations in one call (an ``act_batch`` method)."""
-    return callable(getattr(agent, "act_batch", None))
 
 
 class _Table:
@@ -138,19 +136,18 @@ def play_game(agents: Sequence[Agent], rules: Rules, seed: int, deal: int, rotat
     """
     _check_table(agents, rules)
     table = _Table(rules, seed, deal, rotation)
-    batched = [can_batch(a) for a in agents]
-    state = table.state
-    while not state.game_over:
-        seat = state.current_player
+    n = len(agents)
+    at_seat = [agents[table.by_seat[s]] for s in range(n)]
+    rngs = [table.rngs[table.by_seat[s]] for s in range(n)]
+
+    def note(_state: game.GameState, seat: int, _obs: np.ndarray, _mask: np.ndarray, action: int,
+             seconds: float) -> None:
         i = table.by_seat[seat]
-        obs = encode(state, seat)
-        mask = game.action_mask(state)
-        t0 = time.perf_counter()
-        if batched[i]:
-            action = agents[i].act_batch([obs], [mask], [table.rngs[i]])[0]
-        else:
-            action = agents[i].act(obs, mask, table.rngs[i])
-        table.play(agents[i], i, action, mask, time.perf_counter() - t0)
+        table.think[i] += seconds
+        table.moves[i] += 1
+        table.actions.append(int(action))
+
+    loop_play_game(at_seat, rules, None, agent_rngs=rngs, state=table.state, on_decision=note)
     return table.record()
 
 
