@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torch.utils.tensorboard import SummaryWriter
 
-from models.agent_loader import CheckpointAgent
+from models.checkpoint_agent import CheckpointAgent
 from models.checkpoint import CheckpointError, check_finite, load_checkpoint, save_checkpoint
 from models.networks import PolicyValueNet, build_network
 from training.config import ConfigError, SelfPlayConfig, config_arg_parser, dump_config, parse_config
