@@ -12,6 +12,7 @@ MOVED = [
     ("tt_env.agents.observation_view", "tt_env.observation.decode"),
     ("training.duplicate", "tt_env.evaluation.duplicate"),
     ("training.eval_stats", "tt_env.evaluation.stats"),
+    ("tt_env.json_input", "tt_env.jsonio"),
 ]
 
 

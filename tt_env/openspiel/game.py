@@ -383,13 +383,13 @@ def max_history_length(rules: Rules) -> int:
 def state_from_json(text: str) -> tuple[pyspiel.Game, ThreeThirteenState]:
     """``(game, state)`` from :func:`state_to_json`'s text; ``ValueError`` names what is wrong.
 
-    Safe for untrusted text: it is parsed as bounded JSON (:func:`tt_env.json_input.loads`), the
+    Safe for untrusted text: it is parsed as bounded JSON (:func:`tt_env.jsonio.loads`), the
     parameters are checked as :class:`Rules` before OpenSpiel sees them, the history's length
     against the longest game those rules allow, and every action against the legal actions (or
     chance outcomes) of the state it is applied to. Whatever the text, the only error is
     ``ValueError``.
     """
-    from ..json_input import loads
+    from ..jsonio import loads
 
     try:
         data = loads(text, "it")
