@@ -54,7 +54,7 @@ GROUPS = {
     "greedy-v0 decisions": ("tt_env/agents/greedy.py:", "act"),
     "expert-v0 decisions": ("tt_env/agents/expert.py:", "act"),
     "engine (apply)": ("tt_env/engine/game.py:", "apply"),
-    "observations (encode)": ("tt_env/observation.py:", "encode"),
+    "observations (encode)": ("tt_env/observation/encoding.py:", "encode"),
 }
 """Profile groups: (file, function) whose cumulative time is the group's (they do not nest)."""
 

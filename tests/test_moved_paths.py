@@ -13,6 +13,8 @@ MOVED = [
     ("training.duplicate", "tt_env.evaluation.duplicate"),
     ("training.eval_stats", "tt_env.evaluation.stats"),
     ("tt_env.json_input", "tt_env.jsonio"),
+    ("tt_env.simulation", "tt_env.search.simulation"),
+    ("tt_env.state", "tt_env.observation.state"),
 ]
 
 

@@ -89,8 +89,8 @@ For centralized critics (MAPPO, QMIX): the whole game as a float32 vector of `16
 values (556 for 2 players), the same for every agent, seats in absolute order (seat 0 first).
 It shows every hand and the stock, so it must never reach a policy that acts; no observation
 holds any of it beyond what that player may know. `state_space` is its `Box`;
-`tt_env.state.get_state_layout(N)` gives the offsets, `tt_env.state.decode_state(vector, rules)`
-the facts as plain values, and `tt_env.state.STATE_VERSION` (1) is bumped if the layout changes.
+`tt_env.observation.state.get_state_layout(N)` gives the offsets, `tt_env.observation.state.decode_state(vector, rules)`
+the facts as plain values, and `tt_env.observation.state.STATE_VERSION` (1) is bumped if the layout changes.
 The stock and the discard pile under its top are counts: their order is no player's knowledge
 (a stock is shuffled; the order under the top only feeds the shuffle of a refill). For N = 2:
 
@@ -200,7 +200,7 @@ from .engine.rules import Rules, option_names
 from .engine.scoring import ILLEGAL_ACTION_REWARD, REWARD_MODES, REWARD_SCALE, round_rewards, win_rewards
 from .env_checks import ActionCheckWrapper, checked_seed
 from .observation import encode, get_layout, observation_bounds
-from .state import encode_state, state_bounds
+from .observation.state import encode_state, state_bounds
 from .ui.render_text import render_text
 
 

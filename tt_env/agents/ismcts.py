@@ -185,7 +185,7 @@ class ISMCTSAgent:
         if rollout == "expert":
             rollout = expert_rollout_policy(self.rules)
         elif rollout == "greedy":
-            from ..simulation import greedy as rollout
+            from ..search.simulation import greedy as rollout
         if not callable(rollout):
             raise ValueError(f"rollout={rollout!r} is not allowed: use 'expert', 'greedy' or a function "
                              f"state -> action")

@@ -49,11 +49,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .engine import game
-from .engine.cardlist import CardList
-from .engine.melds import least_penalty
-from .engine.rules import Rules, hand_size
-from .observation.checks import InconsistentObservation, as_vector, check_world, read_observation
+from ..engine import game
+from ..engine.cardlist import CardList
+from ..engine.melds import least_penalty
+from ..engine.rules import Rules, hand_size
+from ..observation.checks import InconsistentObservation, as_vector, check_world, read_observation
 
 _CARD_IDS = np.arange(52)
 
