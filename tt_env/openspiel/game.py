@@ -89,6 +89,7 @@ import pyspiel
 
 from ..actions import action_name
 from ..engine import game as engine
+from ..engine.chosen_cards import cards_to_deal, collect_deal, deal_card, stack_stock
 from ..engine.cards import card_str, card_value
 from ..engine.rules import Rules, hand_size, option_names
 from ..engine.scoring import REWARD_SCALE, relative_returns
@@ -264,15 +265,15 @@ class ThreeThirteenState(pyspiel.State):
         state = d.engine
         if state is None:
             state = engine.new_game(d.rules, _ENGINE_RNG)
-            engine.collect_deal(state, dealer=action)
-            d.engine, d.to_deal = state, engine.cards_to_deal(state)
+            collect_deal(state, dealer=action)
+            d.engine, d.to_deal = state, cards_to_deal(state)
         elif d.to_deal:
-            engine.deal_card(state, action)
+            deal_card(state, action)
             d.dealt.append(action)
             d.to_deal -= 1
         elif d.pending_draw:
             below = None if state.stock else state.discard_pile[:-1]
-            if engine.stack_stock(state, action):
+            if stack_stock(state, action):
                 d.refills.append((len(d.source) - 1, below))
             engine.apply(state, engine.DRAW_STOCK)
             d.drawn[-1] = action

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine import game as engine
+from ..engine.chosen_cards import cards_to_deal, collect_deal
 from ..engine.rules import Rules
 
 # The engine's own generator decides nothing here: it makes deals that collect_deal takes back
@@ -51,8 +52,8 @@ class StateData:
 
     def start_deal(self) -> None:
         """Take the engine's fresh deal back: the round is dealt by chance nodes, card by card."""
-        engine.collect_deal(self.engine)
-        self.to_deal = engine.cards_to_deal(self.engine)
+        collect_deal(self.engine)
+        self.to_deal = cards_to_deal(self.engine)
         self.dealt, self.source, self.drawn, self.discarded, self.refills = [], [], [], [], []
         self.out_turn = -1
 
