@@ -29,6 +29,7 @@ from tt_env.agents import register_agent, register_checkpoint_loader
 from tt_env.engine.rules import Rules
 from tt_env.observation import OBS_VERSION, observation_size
 
+from .agent_info import is_checkpoint_spec
 from .checkpoint import CheckpointError, load_checkpoint
 from .checkpoint_agent import CheckpointAgent
 from .sb3_zip import is_sb3_zip, load_sb3_agent
@@ -66,17 +67,6 @@ def _shipped_factory(name: str, filename: str):
         return load_agent(path, rules, greedy=greedy, name=name, allow_rule_mismatch=allow_rule_mismatch)
 
     return factory
-
-
-def is_checkpoint_spec(spec: object) -> bool:
-    """Whether agent ``spec`` is backed by a checkpoint (a shipped agent or a checkpoint path)."""
-    if not isinstance(spec, str):
-        return False
-    if spec in SHIPPED:
-        return True
-    from tt_env.agents import list_agents
-
-    return spec not in list_agents() and (spec.endswith(".pt") or Path(spec).is_file())
 
 
 register_checkpoint_loader(_loader)

@@ -43,8 +43,3 @@ def available_network_agents() -> list[str]:
     """The :data:`NETWORK_AGENTS` whose networks are present (every one, in a complete install)."""
     return [name for name, files in NETWORK_AGENTS.items() if all((CHECKPOINT_DIR / f).is_file() for f in files)]
 
-
-def agent_names() -> list[str]:
-    """The shipped and network agent names, without importing torch (the registry's
-    ``three_thirteen.agent_names`` entry point)."""
-    return available_shipped() + available_network_agents()

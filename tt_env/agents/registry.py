@@ -10,8 +10,11 @@ the shipped ones included, without importing torch.
 
 Plug-ins (the trained agents of ``models``) come from above through entry points, and this
 module never names them: importing an entry point of the group ``three_thirteen.agents``
-registers its agents (only when an agent not registered yet is asked for), and a function of the
-group ``three_thirteen.agent_names`` lists names without importing torch. In a source checkout
+registers its agents (only when an agent not registered yet is asked for), and a module of the
+group ``three_thirteen.agent_info`` answers about its agents without importing torch
+(``agent_names()``, ``trained_agent_names()``, ``is_checkpoint_spec(spec)``,
+``trained_players(spec)``): :func:`trained_agent_names`, :func:`is_checkpoint_spec` and
+:func:`trained_players` here ask it. In a source checkout
 whose installed metadata lacks them, the same groups are read from the ``pyproject.toml``
 beside the package. Keyword options go to the agent's
 factory (``make_agent("expert-v0", rules, gamma=1.5)``), so variants need no registration;
@@ -67,21 +70,43 @@ def agent_names() -> list[str]:
     """Every agent name, the shipped trained agents included even where torch is missing, sorted.
 
     For help texts and error messages: it imports no torch (the shipped names come from the
-    ``three_thirteen.agent_names`` entry points). :func:`list_agents` is what can be built here.
+    ``three_thirteen.agent_info`` entry points). :func:`list_agents` is what can be built here.
     """
     return sorted(set(_AGENTS) | set(_shipped_names()))
 
 
-def _shipped_names() -> list[str]:
-    names: list[str] = []
-    for target in plugin_targets(NAMES_GROUP):
-        module, _, attr = target.partition(":")
+def _info_plugins() -> list[Any]:
+    """The modules of the ``three_thirteen.agent_info`` entry points that import here."""
+    found = []
+    for module in plugin_targets(INFO_GROUP):
         try:
-            listing = getattr(importlib.import_module(module), attr)
+            found.append(importlib.import_module(module))
         except ImportError:  # pragma: no cover - tt_env installed without the plug-in's package
             continue
-        names.extend(listing())
-    return names
+    return found
+
+
+def _shipped_names() -> list[str]:
+    return [name for info in _info_plugins() for name in info.agent_names()]
+
+
+def trained_agent_names() -> list[str]:
+    """Every plug-in agent name that needs trained networks, in the plug-ins' order (no torch needed)."""
+    return [name for info in _info_plugins() for name in info.trained_agent_names()]
+
+
+def is_checkpoint_spec(spec: object) -> bool:
+    """Whether agent ``spec`` is backed by a checkpoint (a shipped checkpoint's name or a checkpoint path)."""
+    return any(info.is_checkpoint_spec(spec) for info in _info_plugins())
+
+
+def trained_players(spec: str) -> int | None:
+    """The player count checkpoint agent ``spec`` was trained for; None when no plug-in knows it as a checkpoint."""
+    for info in _info_plugins():
+        players = info.trained_players(spec)
+        if players is not None:
+            return players
+    return None
 
 
 def make_agent(spec: str | Agent, rules: Rules | None = None, **options: Any) -> Agent:
@@ -141,8 +166,8 @@ def check_options(factory: Callable[..., Any], options: dict[str, Any], spec: st
 
 PLUGIN_GROUP = "three_thirteen.agents"
 """Entry points whose module registers agents when imported (``models = "models.agent_loader"``)."""
-NAMES_GROUP = "three_thirteen.agent_names"
-"""Entry points naming a function that lists plug-in agent names without importing torch."""
+INFO_GROUP = "three_thirteen.agent_info"
+"""Entry points naming a module that answers about its agents without importing torch."""
 DISTRIBUTION = "three-thirteen"
 
 _plugins_loaded = False

@@ -13,7 +13,7 @@ Results are keyed by deal index, so the numbers do not depend on how many worker
 played them or in what order.
 
 Batching: an agent with an ``act_batch(observations, masks, rngs) -> list[int]`` method (a
-network: :class:`models.agent_loader.CheckpointAgent`) is asked for many decisions at once.
+network: :class:`models.checkpoint_agent.CheckpointAgent`) is asked for many decisions at once.
 With ``batch_size`` > 1 and such an agent at the table, each worker keeps ``batch_size``
 games in flight side by side (a new game starts as soon as one ends) and, at every step,
 hands all the games waiting on the same batch-capable agent to one ``act_batch`` call; the
@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tt_env.agents import Agent, make_agent
+from tt_env.agents.registry import is_checkpoint_spec
 from tt_env.engine import game
 from tt_env.engine.rules import Rules
 from tt_env.observation import encode
@@ -233,11 +234,8 @@ _WORKER: dict = {}
 
 def build_agent(spec: str | Agent, rules: Rules, allow_rule_mismatch: bool = False) -> Agent:
     """``make_agent(spec, rules)``; ``allow_rule_mismatch`` goes to checkpoint agents only."""
-    if allow_rule_mismatch:
-        from models.agent_loader import is_checkpoint_spec  # needs torch: only when asked for
-
-        if is_checkpoint_spec(spec):
-            return make_agent(spec, rules, allow_rule_mismatch=True)
+    if allow_rule_mismatch and is_checkpoint_spec(spec):
+        return make_agent(spec, rules, allow_rule_mismatch=True)
     return make_agent(spec, rules)
 
 

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg, workers_note
+from tt_env.agents.registry import trained_agent_names, trained_players
 from tt_env.engine.rules import Rules
 from tt_env.jsonio import write_json
 
@@ -39,27 +40,18 @@ FORMAT = "three-thirteen-leaderboard/1"
 
 def default_agents() -> list[str]:
     """The scripted agents, the search agents on shipped networks and every shipped checkpoint (no torch needed)."""
-    from models.shipped import NETWORK_AGENTS, SHIPPED
-
-    return [*SCRIPTED, *NETWORK_AGENTS, *SHIPPED]
+    return [*SCRIPTED, *trained_agent_names()]
 
 
 def players_of(spec: str) -> int | None:
     """The player count a checkpoint agent was trained for; None for a scripted agent (any count)."""
-    from models.agent_loader import CHECKPOINT_DIR, SHIPPED
-    from models.checkpoint import read_metadata
     from tt_env.agents import list_agents
 
-    if spec in SHIPPED:
-        return int(read_metadata(CHECKPOINT_DIR / SHIPPED[spec])["num_players"])
+    players = trained_players(spec)
+    if players is not None:
+        return players
     if spec in list_agents():
         return None
-    if spec.endswith(".pt"):
-        return int(read_metadata(spec)["num_players"])
-    if spec.endswith(".zip"):
-        from models.sb3_zip import read_sb3_zip
-
-        return int(read_sb3_zip(spec)[1]["num_players"])
     raise ValueError(f"unknown agent {spec!r}: use a checkpoint path or one of {list_agents()}")
 
 
