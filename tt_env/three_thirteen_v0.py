@@ -222,8 +222,6 @@ def rules_from_kwargs(num_players: int = 2, **options: Any) -> Rules:
     if unknown:
         raise TypeError(f"unknown argument(s) {unknown}: allowed are num_players, reward_mode, "
                         f"render_mode, reveal_all and the rule options {list(option_names()[1:])}")
-    if isinstance(options.get("rounds"), list):
-        options["rounds"] = tuple(options["rounds"])
     return Rules(num_players=num_players, **options)
 
 
