@@ -270,6 +270,15 @@ class raw_env(AECEnv, EzPickle):
         self._table_renderer: Any = None
 
     # ------------------------------------------------------------------ spaces
+    @classmethod
+    def from_rules(cls, rules: Rules, reward_mode: str = "relative", render_mode: str | None = None,
+                   reveal_all: bool = False) -> raw_env:
+        """The env of a :class:`Rules` object (its player count included), for callers that hold one."""
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules={rules!r} is not a Rules object")
+        options = {k: v for k, v in rules.to_dict().items() if k != "num_players"}
+        return cls(rules.num_players, reward_mode, render_mode, reveal_all, **options)
+
     def observation_space(self, agent: str) -> gymnasium.spaces.Space:
         return self.observation_spaces[agent]
 
