@@ -199,3 +199,20 @@ def test_the_architecture_page_names_every_layer() -> None:
     text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
     for name, _ in LAYERS:
         assert name in text, name
+
+
+def test_the_layer_map_orders_the_owners() -> None:
+    """The map itself: the rewards and the sizes lie below everything that uses them, the
+    evaluation below training, and the apps on top."""
+    order = ["tt_env.engine.scoring", "tt_env.observation.sizes", "tt_env.agents.registry", "tt_env.evaluation.loop",
+             "training.selfplay", "tt_env.web.app"]
+    assert [layer_of(m) for m in order] == sorted(layer_of(m) for m in order) == list(range(len(LAYERS)))
+
+
+def test_the_reader_resolves_relative_imports() -> None:
+    """``from ..engine import game`` in ``tt_env.observation.encoding`` is an import of
+    ``tt_env.engine.game``: the upward check sees what a relative import names."""
+    targets = {name for name, _ in imports_of("tt_env.observation.encoding", False)}
+    assert "tt_env.engine.game" in targets
+    targets = {name for name, _ in imports_of("tt_env.evaluation.duplicate", False)}
+    assert {"tt_env.evaluation.loop", "tt_env.agents.registry"} <= targets
