@@ -74,15 +74,12 @@ def expert_positions(rules, games: int, seed: int) -> list:
     import numpy as np
 
     from tt_env.agents import ExpertAgent
-    from tt_env.engine import game
-    from tt_env.observation import encode
+    from tt_env.evaluation import play_game
 
     agent, rng = ExpertAgent(rules), np.random.default_rng(seed)
     positions = []
     for g in range(games):
-        state = game.new_game(rules, np.random.default_rng([seed, g]))
-        while not state.game_over:
-            obs, mask = encode(state, state.current_player), game.action_mask(state)
-            positions.append((obs, mask))
-            game.apply(state, agent.act(obs, mask, rng))
+        play_game([agent] * rules.num_players, rules, np.random.default_rng([seed, g]),
+                  agent_rngs=[rng] * rules.num_players,
+                  on_decision=lambda _state, _seat, obs, mask, _action, _seconds: positions.append((obs, mask)))
     return positions

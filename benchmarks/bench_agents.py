@@ -12,7 +12,7 @@ What is measured:
   (observation, action mask) pairs. A repetition calls ``agent.act`` once on every position;
   the time per position is the loop's time over the number of positions.
 * **games/s**: ``--game-deals`` full expert-vs-expert games (deal ``d`` of seed ``--seed``,
-  rotation 0, ``training.duplicate.play_game``) per repetition, the same deals for each
+  rotation 0, ``tt_env.evaluation.duplicate.play_game``) per repetition, the same deals for each
   contender.
 
 Contenders: ``greedy-v0``, ``expert-v0``, and "expert-v0 before": the implementation before
@@ -42,7 +42,7 @@ from expert_reference import ReferenceExpertAgent  # noqa: E402
 
 from tt_env.agents import ExpertAgent, GreedyAgent  # noqa: E402
 from tt_env.engine.rules import Rules  # noqa: E402
-from training.duplicate import play_game  # noqa: E402
+from tt_env.evaluation.duplicate import play_game  # noqa: E402
 
 
 def time_once(work: Callable[[], None]) -> tuple[float, float]:

@@ -11,7 +11,7 @@ greedy-v0`` with the same deals, alternately, ``--repeats`` times, so load from 
 both alike. Two measurements of each, in fresh processes, CPU time (user + system: wall time on
 the shared machine moves with the other jobs; it is printed too):
 
-* **games**: ``training.evaluate.evaluate`` called in a process that has already imported
+* **games**: ``tt_env.evaluation.evaluate`` called in a process that has already imported
   torch and the project: loading the agents (the checkpoint, its tracing and the first-batch
   check of ``models/batch_policy.py``) and playing every game, what the games cost;
 * **whole process**: the command above, start-up and imports included (importing torch alone
@@ -54,7 +54,7 @@ GROUPS = {
     "greedy-v0 decisions": ("tt_env/agents/greedy.py:", "act"),
     "expert-v0 decisions": ("tt_env/agents/expert.py:", "act"),
     "engine (apply)": ("tt_env/engine/game.py:", "apply"),
-    "observations (encode)": ("tt_env/observation.py:", "encode"),
+    "observations (encode)": ("tt_env/observation/encoding.py:", "encode"),
 }
 """Profile groups: (file, function) whose cumulative time is the group's (they do not nest)."""
 
@@ -76,7 +76,7 @@ def child(agents: list[str], games: int, seed: int) -> None:
     import torch  # noqa: F401 - imported before the clock starts, like the project
 
     import models.agent_loader  # noqa: F401
-    from training.evaluate import evaluate
+    from tt_env.evaluation.evaluator import evaluate
 
     cpu, wall = time.process_time(), time.perf_counter()
     report, _ = evaluate(agents, games, seed, workers=1)
@@ -98,7 +98,7 @@ def profile_shares(agents: list[str], games: int, seed: int) -> list[tuple[str, 
     import torch  # noqa: F401 - timed: the network agent's first cost
 
     torch_seconds = time.process_time() - cpu0
-    from training import evaluate
+    from tt_env.evaluation import evaluator as evaluate
 
     profiler = cProfile.Profile(time.process_time)
     cpu1 = time.process_time()

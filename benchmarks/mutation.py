@@ -34,7 +34,7 @@ MODULES: dict[str, list[str]] = {
     "training/resume.py": ["tests/test_resume.py", "tests/test_resume_state.py"],
     "training/run_utils.py": ["tests/test_resume.py", "tests/test_run_lock.py", "tests/test_resume_state.py"],
     "training/run_lock.py": ["tests/test_run_lock.py"],
-    "training/leaderboard.py": ["tests/test_leaderboard.py", "tests/test_oracle_pipeline.py"],
+    "tt_env/evaluation/leaderboard.py": ["tests/test_leaderboard.py", "tests/test_oracle_pipeline.py"],
     "models/checkpoint.py": ["tests/test_checkpoint.py", "tests/test_checkpoint_atomic.py"],
     "models/sb3_zip.py": ["tests/test_sb3_zip.py"],
     "tt_env/jsonio.py": ["tests/test_jsonio.py", "tests/test_strict_json_outputs.py"],

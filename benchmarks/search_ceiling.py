@@ -5,7 +5,7 @@
 The searching seat draws its worlds from a "belief" that returns every opponent's true
 unknown cards (the stock's order stays unknown: each world shuffles it), with every other
 option of ``ismcts-v1`` as given (its defaults; ``--option KEY=VALUE`` changes one). It plays
-duplicate games against ``--opponent`` with the seeds of ``training.duplicate`` (deal ``d``:
+duplicate games against ``--opponent`` with the seeds of ``tt_env.evaluation.duplicate`` (deal ``d``:
 ``SeedSequence([seed, d, 0])`` for the deals, ``[seed, d, 1]`` for the reshuffles, ``[seed, d,
 2, k, i]`` for agent ``i`` in rotation ``k``), so the same deals as ``python -m
 training.evaluate ismcts-v1 OPPONENT --seed SEED`` are played, and prints the score
@@ -24,8 +24,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from training.duplicate import GameRecord, seat_of  # noqa: E402
-from training.eval_stats import summarize  # noqa: E402
+from tt_env.evaluation.duplicate import GameRecord, seat_of  # noqa: E402
+from tt_env.evaluation.stats import summarize  # noqa: E402
 from tt_env.agents import make_agent  # noqa: E402
 from tt_env.cli_checks import CommandParser, int_at_least, seed_arg  # noqa: E402
 from tt_env.engine import game  # noqa: E402

@@ -106,7 +106,7 @@ def leaderboard_picture(page: Page, base: str, board: Path) -> None:
 
 def small_leaderboard(path: Path) -> None:
     """A leaderboard of 20 deals a cell (the real tool; its table goes nowhere)."""
-    from training.leaderboard import main
+    from tt_env.evaluation.leaderboard import main
 
     with contextlib.redirect_stdout(io.StringIO()):
         main(["--agents", "random-v0", "greedy-v0", "ppo-2p-v1", "ppo-3p-v0", "--players", "2", "3",

@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULES = ["tt_env/search.py", "tt_env/simulation.py", "tt_env/observation.py", "tt_env/agents/*.py"]
+MODULES = ["tt_env/search/*.py", "tt_env/observation/*.py", "tt_env/agents/*.py"]
 TESTS = ["tests/test_determinize.py", "tests/test_observation_checks.py", "tests/test_search_details.py",
          "tests/test_ismcts.py", "tests/test_agents.py", "tests/test_last_turn.py",
          "tests/test_hidden_information.py", "tests/test_agents_rules_variants.py"]

@@ -1,13 +1,14 @@
 """The bridge from checkpoints to ``tt_env`` agents, and the shipped agents by name.
 
-Imported lazily by ``tt_env.agents.registry`` (so ``tt_env`` itself never needs torch), it
+Imported lazily by ``tt_env.agents.registry`` through the ``three_thirteen.agents`` entry point
+(so ``tt_env`` itself never needs torch nor names this package), it
 registers a checkpoint loader (``make_agent("runs/x/checkpoints/final.pt", rules)`` works
 everywhere a scripted agent name does; so does a Stable-Baselines3 ``model.zip``, read by
 :mod:`models.sb3_zip` without unpickling) and the shipped checkpoints of
 ``models/checkpoints/`` under their names (:mod:`models.shipped`): ``ppo-2p-v0`` is
 ``models/checkpoints/ppo-2p-v0.pt``.
 
-A :class:`CheckpointAgent` plays the most probable legal action by default (``greedy=True``,
+A :class:`~models.checkpoint_agent.CheckpointAgent` (its own module, re-exported here) plays the most probable legal action by default (``greedy=True``,
 the usual choice for evaluation: the numbers in the README are for it); with
 ``greedy=False`` it samples from the masked policy with the ``rng`` it is given.
 
@@ -20,69 +21,21 @@ a batch of any size, in any position (``tests/test_eval_batch.py``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from tt_env.agents import register_agent, register_checkpoint_loader
 from tt_env.engine.rules import Rules
 from tt_env.observation import OBS_VERSION, observation_size
 
-from .batch_policy import BatchPolicy
+from .agent_info import is_checkpoint_spec
 from .checkpoint import CheckpointError, load_checkpoint
-from .networks import PolicyValueNet
+from .checkpoint_agent import CheckpointAgent
 from .sb3_zip import is_sb3_zip, load_sb3_agent
 from .shipped import CHECKPOINT_DIR, SHIPPED
 
 __all__ = ["CHECKPOINT_DIR", "SHIPPED", "CheckpointAgent", "is_checkpoint_spec", "load_agent"]
-
-
-class CheckpointAgent:
-    """An agent of the common interface backed by a policy network."""
-
-    def __init__(self, net: PolicyValueNet, name: str = "checkpoint", greedy: bool = True,
-                 meta: dict | None = None) -> None:
-        self.net = net.eval()
-        self.name = name
-        self.greedy = greedy
-        self.meta = meta or {}
-        self.policy = BatchPolicy(self.net)  # traced (half the CPU of eager) on first use
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
-        """The argmax legal action (``greedy``) or one drawn from the masked policy with ``rng``."""
-        legal = np.asarray(action_mask) > 0
-        if not legal.any():
-            raise ValueError("no legal action in the mask: the agent was asked to act out of turn")
-        return self.act_batch([observation], [action_mask], [rng])[0]
-
-    @torch.inference_mode()
-    def act_batch(self, observations: Sequence[np.ndarray] | np.ndarray, action_masks: Sequence[np.ndarray] | np.ndarray,
-                  rngs: Sequence[np.random.Generator]) -> list[int]:
-        """:meth:`act` for each row: one preprocess and a few forward passes for the batch.
-
-        Row ``i`` samples with ``rngs[i]`` (``greedy=False``); its choice is the same whatever
-        the batch it comes in (module docstring).
-        """
-        obs = np.asarray(observations, dtype=np.float32).reshape(-1, self.net.obs_size)
-        legal = np.asarray(action_masks).reshape(len(obs), -1) > 0
-        if len(rngs) != len(obs):
-            raise ValueError(f"act_batch got {len(obs)} observations but {len(rngs)} rngs: give one rng per row")
-        playable = legal.any(axis=1)
-        if not playable.all():
-            row = int(np.flatnonzero(~playable)[0])
-            raise ValueError(f"no legal action in the mask of row {row}: the agent was asked to act out of turn")
-        logits = np.where(legal, self.policy.logits(self.net.as_input(obs, legal)), -np.inf)  # MaskedCategorical's masking
-        if self.greedy:
-            return logits.argmax(axis=1).tolist()
-        return [self._sample(row, rng) for row, rng in zip(logits, rngs)]
-
-    @staticmethod
-    def _sample(logits: np.ndarray, rng: np.random.Generator) -> int:
-        """An action drawn with ``rng`` from the softmax of masked ``logits``."""
-        probs = np.exp(logits - logits.max())
-        return int(rng.choice(probs.size, p=probs / probs.sum()))
 
 
 def load_agent(path: str | Path, rules: Rules | None = None, greedy: bool = True, name: str | None = None,
@@ -114,17 +67,6 @@ def _shipped_factory(name: str, filename: str):
         return load_agent(path, rules, greedy=greedy, name=name, allow_rule_mismatch=allow_rule_mismatch)
 
     return factory
-
-
-def is_checkpoint_spec(spec: object) -> bool:
-    """Whether agent ``spec`` is backed by a checkpoint (a shipped agent or a checkpoint path)."""
-    if not isinstance(spec, str):
-        return False
-    if spec in SHIPPED:
-        return True
-    from tt_env.agents import list_agents
-
-    return spec not in list_agents() and (spec.endswith(".pt") or Path(spec).is_file())
 
 
 register_checkpoint_loader(_loader)

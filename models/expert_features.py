@@ -24,10 +24,9 @@ import numpy as np
 
 from tt_env.agents.expert import ExpertAgent
 from tt_env.agents.last_turn import last_turn_scores
-from tt_env.agents.observation_view import decode_observation
-from tt_env.engine.game import DISCARD_BASE, TAKE_DISCARD
+from tt_env.engine.game import DISCARD_BASE, NUM_ACTIONS, TAKE_DISCARD
 from tt_env.engine.rules import Rules
-from tt_env.observation import get_layout
+from tt_env.observation import decode_observation, get_layout
 
 EXPERT_SCALE = 10.0
 """Points per unit of the expert features (the scores are in points of penalty)."""
@@ -99,7 +98,7 @@ class ExpertFeaturizer:
 def _mask_of(obs: np.ndarray, lay) -> np.ndarray:
     """The legal actions implied by an observation of the seat to move (default discard ban aside)."""
     phase_discard = obs[lay.phase + 1] > 0.5
-    mask = np.zeros(54, dtype=np.int8)
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
     hand = np.flatnonzero(np.rint(obs[lay.hand:lay.hand + 52]) > 0)
     if phase_discard:
         mask[DISCARD_BASE + hand] = 1

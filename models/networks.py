@@ -38,6 +38,7 @@ import torch
 from torch import nn
 
 from tt_env.engine.rules import Rules
+from tt_env.observation.sizes import NUM_ACTIONS, observation_size
 
 from .distributions import MaskedCategorical
 from .expert_features import EXPERT_SCALE, NUM_EXPERT_PLANES, NUM_EXPERT_SCALARS, ExpertFeaturizer
@@ -46,18 +47,12 @@ from .features import (NUM_SOLVER_PLANES, NUM_SOLVER_SCALARS, PENALTY_SCALE, VAL
 from .lookahead_features import NUM_LOOKAHEAD_PLANES, NUM_LOOKAHEAD_SCALARS
 from .lookahead_features import lookahead_features as one_draw_lookahead
 
-NUM_ACTIONS = 54
 PRIOR_UNIT = 5.0
 """Points of penalty per unit of logit on CardNet's direct solver paths, at their initial weight."""
 EXPERT_UNIT = 2.0
 """Points of expert-v0's score per unit of logit on CardNet's direct expert paths, at their initial weight."""
 GO_OUT_LOGITS = 20.0
 """Logits added, at the initial weight, to a discard that goes out (expert features)."""
-
-
-def observation_size(num_players: int) -> int:
-    """Length of the observation for ``num_players`` (layout version 1: 107 * N + 80)."""
-    return 107 * num_players + 80
 
 
 def layer_init(layer: nn.Module, std: float = 2 ** 0.5, bias: float = 0.0) -> nn.Module:

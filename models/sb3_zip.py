@@ -192,8 +192,8 @@ def read_sb3_zip(path: str | Path) -> tuple[MLPPolicy, dict[str, Any]]:
 
 def load_sb3_agent(path: str | Path, rules: Rules | None = None, greedy: bool = True,
                    allow_rule_mismatch: bool = False) -> Any:
-    """A :class:`models.agent_loader.CheckpointAgent` playing SB3 model ``path``, checked against ``rules``."""
-    from .agent_loader import CheckpointAgent
+    """A :class:`models.checkpoint_agent.CheckpointAgent` playing SB3 model ``path``, checked against ``rules``."""
+    from .checkpoint_agent import CheckpointAgent
     from .checkpoint import check_compatible
 
     rules = rules or Rules()

@@ -34,11 +34,6 @@ def checkpoint_dir() -> Path:
 CHECKPOINT_DIR = checkpoint_dir()
 
 
-def shipped_path(name: str) -> Path:
-    """The checkpoint file of the shipped agent ``name`` (``KeyError`` for a name not shipped)."""
-    return CHECKPOINT_DIR / SHIPPED[name]
-
-
 def available_shipped() -> list[str]:
     """The shipped agents whose checkpoint is present (every one, in a complete install), in order."""
     return [name for name, filename in SHIPPED.items() if (CHECKPOINT_DIR / filename).is_file()]
@@ -47,3 +42,4 @@ def available_shipped() -> list[str]:
 def available_network_agents() -> list[str]:
     """The :data:`NETWORK_AGENTS` whose networks are present (every one, in a complete install)."""
     return [name for name, files in NETWORK_AGENTS.items() if all((CHECKPOINT_DIR / f).is_file() for f in files)]
+

@@ -16,7 +16,7 @@ import numpy as np
 
 from tt_env.agents.base import num_players_of
 from tt_env.agents.greedy import discard_key, without
-from tt_env.agents.observation_view import ObservationView
+from tt_env.observation.decode import ObservationView
 from tt_env.engine.cards import card_value, rank_of, suit_of
 from tt_env.engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
 from tt_env.engine.melds import best_melds, least_penalty

@@ -377,3 +377,14 @@ def test_decode_rejects_ids_outside_the_space(bad: int) -> None:
 def test_encode_rejects_bad_moves(move: actions.Move) -> None:
     with pytest.raises(ValueError, match="draw_stock, take_discard, discard"):
         actions.encode(move)
+
+
+def test_from_rules_builds_the_env_of_a_rules_object() -> None:
+    """Issue 24: callers that hold a ``Rules`` pass it as is (no dict without num_players to rebuild it from)."""
+    from tt_env.engine.rules import Rules
+
+    rules = Rules(num_players=3, rounds=(9, 10))
+    env = three_thirteen_v0.raw_env.from_rules(rules, reward_mode="penalty")
+    assert env.rules == rules and env.reward_mode == "penalty" and len(env.possible_agents) == 3
+    with pytest.raises(TypeError):
+        three_thirteen_v0.raw_env.from_rules({"num_players": 3})

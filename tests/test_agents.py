@@ -11,12 +11,12 @@ from reference_solver import ref_least_penalty
 from tt_env import three_thirteen_v0
 from tt_env.agents import ExpertAgent, GreedyAgent, RandomAgent, list_agents, make_agent
 from tt_env.agents.greedy import discard_key
-from tt_env.agents.observation_view import decode_observation
+from tt_env.observation.decode import decode_observation
 from tt_env.engine import Rules, least_penalty
 from tt_env.engine.cards import card_value, rank_of
 from tt_env.engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD, action_mask, apply, new_game
 from tt_env.observation import encode
-from training.duplicate import play_game
+from tt_env.evaluation.duplicate import play_game
 
 VARIANTS = [
     dict(num_players=2),

@@ -15,7 +15,7 @@ from tt_env.agents import ExpertAgent, GreedyAgent, make_agent, registry
 from tt_env.engine import Rules, game, parse_cards
 from tt_env.engine.melds import after_draw_values, least_penalty
 from tt_env.observation import encode
-from tt_env.simulation import greedy, play_out
+from tt_env.search.simulation import greedy, play_out
 
 VARIANTS = [Rules(), Rules(aces="high_or_low"), Rules(meld_needs_natural=True), Rules(discard_drawn_discard=True),
             Rules(num_players=3, aces="high_or_low", meld_needs_natural=True, rounds=(3, 9, 11))]

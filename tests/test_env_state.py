@@ -18,7 +18,7 @@ from tt_env.engine.cardlist import CardList
 from tt_env.engine.game import GameState
 from tt_env.engine.rules import Rules
 from tt_env.observation import encode
-from tt_env.state import (STATE_VERSION, decode_state, encode_state, get_state_layout, state_facts,
+from tt_env.observation.state import (STATE_VERSION, decode_state, encode_state, get_state_layout, state_facts,
                           state_layout_table, state_size)
 
 CONFIGS = [

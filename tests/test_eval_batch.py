@@ -20,8 +20,8 @@ from tt_env.engine.melds import least_penalty
 from tt_env.engine.rules import Rules
 from tt_env.observation import OBS_VERSION, encode, get_layout
 from training import evaluate as ev
-from training.duplicate import deal_blocks, play_deals, run_deals
-from training.eval_stats import summarize
+from tt_env.evaluation.duplicate import deal_blocks, play_deals, run_deals
+from tt_env.evaluation.stats import summarize
 from training.run_utils import evaluate_agent
 
 SHORT = Rules(rounds=(1, 2, 3))

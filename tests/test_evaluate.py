@@ -10,9 +10,9 @@ import pytest
 from tt_env.agents import GreedyAgent, RandomAgent
 from tt_env.engine import Rules, least_penalty
 from training import evaluate as ev
-from tt_env.agents.observation_view import decode_observation
-from training.duplicate import play_deal, play_game, run_deals
-from training.eval_stats import mean_ci, summarize, unique_names, win_rate_ci
+from tt_env.observation.decode import decode_observation
+from tt_env.evaluation.duplicate import play_deal, play_game, run_deals
+from tt_env.evaluation.stats import mean_ci, summarize, unique_names, win_rate_ci
 
 SHORT = Rules(rounds=(1, 2, 3))
 VARIABLE = ("seconds", "games_per_second")
@@ -155,7 +155,7 @@ def test_intervals_are_over_deals() -> None:
 
 def test_per_agent_intervals_are_taken_over_deals_not_games() -> None:
     """Hand-made deals where the games of a deal disagree: intervals over 3 deal means, not 6 games."""
-    from training.duplicate import GameRecord
+    from tt_env.evaluation.duplicate import GameRecord
 
     def game(deal, rotation, scores):
         low = min(scores)

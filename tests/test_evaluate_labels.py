@@ -6,7 +6,8 @@ import io
 
 import pytest
 
-from training import duplicate, evaluate
+from tt_env.evaluation import duplicate
+from training import evaluate
 from training.evaluate import print_report, short_labels
 
 README_PAIR = ["runs/ppo_2p_v1/checkpoints/step_40960.pt", "runs/ppo_2p_v1/checkpoints/final.pt"]

@@ -25,7 +25,7 @@ from expert_reference import ReferenceExpertAgent, reference_decode_observation,
 
 from tt_env.agents import ExpertAgent
 from tt_env.agents.ismcts import expert_scores
-from tt_env.agents.observation_view import decode_observation
+from tt_env.observation.decode import decode_observation
 from tt_env.engine import Rules, solver_backend
 from tt_env.engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD, action_mask, apply, new_game
 from tt_env.observation import encode

@@ -10,8 +10,8 @@ import pytest
 
 from tt_env.engine.cardlist import CardList
 from tt_env.engine.cards import parse_card, parse_cards
-from tt_env.engine.game import (DISCARD_BASE, DRAW_STOCK, PHASE_DISCARD, TAKE_DISCARD, apply, cards_to_deal,
-                                collect_deal, deal_card, legal_actions, new_game, stack_stock)
+from tt_env.engine.chosen_cards import cards_to_deal, collect_deal, deal_card, stack_stock
+from tt_env.engine.game import DISCARD_BASE, DRAW_STOCK, PHASE_DISCARD, TAKE_DISCARD, apply, legal_actions, new_game
 from tt_env.engine.rules import Rules, hand_size
 
 
@@ -117,3 +117,14 @@ def test_stack_stock_with_nothing_to_draw() -> None:
     state.discard_pile = CardList(parse_cards("KD"))
     with pytest.raises(ValueError, match="nothing to draw: the stock is empty and the discard pile holds only its top"):
         stack_stock(state, parse_card("KD"))
+
+
+def test_the_old_path_in_engine_game_warns_and_gives_the_same_function() -> None:
+    import warnings
+
+    from tt_env.engine import chosen_cards, game
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert game.collect_deal is chosen_cards.collect_deal
+    assert any(issubclass(w.category, DeprecationWarning) for w in caught)

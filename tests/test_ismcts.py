@@ -141,7 +141,7 @@ def test_tilt_keeps_the_card_multiset_and_leaves_the_stock_shuffled():
 
 # ---------------------------------------------------------------- where it plays
 def test_ismcts_in_the_evaluator_is_worker_independent():
-    from training.duplicate import run_deals
+    from tt_env.evaluation.duplicate import run_deals
 
     rules = Rules(rounds=(3, 4))
     one = run_deals([ISMCTSAgent(rules, **SMALL), "expert-v0"], rules, 2, seed=3)

@@ -88,3 +88,11 @@ def test_read_json_refuses_a_fifo_without_blocking(tmp_path):
     os.mkfifo(tmp_path / "pipe.json")
     with pytest.raises(ValueError, match="is not a regular file"):
         read_json(tmp_path / "pipe.json")
+
+
+@pytest.mark.parametrize("text, message", [('{"a": NaN}', "NaN is not JSON"), ("[Infinity]", "Infinity is not JSON"),
+                                           ("-Infinity", "-Infinity is not JSON"), ("1e999", "too large for a float")])
+def test_the_one_reader_refuses_non_finite_numbers(text: str, message: str) -> None:
+    """Issue 24: one strict JSON reader, and it refuses NaN and Infinity (``tt_env.json_input`` did, ``jsonio`` did not)."""
+    with pytest.raises(ValueError, match=message):
+        loads(text, "x")

@@ -12,7 +12,7 @@ from models.expert_features import ExpertFeaturizer
 from models.networks import build_network
 from tt_env.agents import ExpertAgent, ISMCTSAgent
 from tt_env.agents.last_turn import expected_penalties, last_turn_scores
-from tt_env.agents.observation_view import decode_observation
+from tt_env.observation.decode import decode_observation
 from tt_env.engine import Rules
 from tt_env.engine.game import DRAW_STOCK, TAKE_DISCARD
 from tt_env.engine.melds import least_penalty

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tt_env.agents.observation_view import decode_observation
+from tt_env.observation.decode import decode_observation
 from tt_env.engine import Rules, game
 from tt_env.observation import encode, get_layout
-from tt_env.observation_checks import check_vector
+from tt_env.observation.checks import check_vector
 from tt_env.search import InconsistentObservation, determinize
 
 RULES = Rules(num_players=3)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 pyspiel = pytest.importorskip("pyspiel")
 
-from tt_env.json_input import loads
+from tt_env.jsonio import loads
 from tt_env.openspiel.game import (
     GAME_NAME,
     JSON_FORMAT,

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import tt_env.search as search
+import tt_env.search.worlds as search
 from tt_env.agents import ISMCTSAgent, make_agent
 from tt_env.agents.last_turn import expected_penalties, last_turn_scores
-from tt_env.agents.observation_view import decode_observation
+from tt_env.observation.decode import decode_observation
 from tt_env.engine import Rules, game, parse_cards
 from tt_env.engine.melds import least_penalty
 from tt_env.observation import encode

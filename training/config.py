@@ -111,8 +111,6 @@ class BaseConfig:
         options = dict(self.rules)
         if "num_players" in options:
             raise ConfigError("rules: set num_players at the top level, not inside rules")
-        if isinstance(options.get("rounds"), list):
-            options["rounds"] = tuple(options["rounds"])
         return Rules(num_players=self.num_players, **options)
 
     def eval_rules(self) -> Rules:

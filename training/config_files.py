@@ -55,11 +55,3 @@ def resolve_config(text: str | Path) -> Path:
         return shipped
     raise FileNotFoundError(f"config file {str(text)!r} does not exist, and it is not the name of a shipped config "
                             f"(shipped: {', '.join(shipped_configs()) or 'none'})")
-
-
-def default_config(name: str) -> Path:
-    """A shipped config that a command uses by default (``main_job`` for ``training.main_job``)."""
-    path = shipped_config(name)
-    if path is None:
-        raise FileNotFoundError(f"the shipped config {name!r} is missing from {config_dir()}: reinstall the package")
-    return path

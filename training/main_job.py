@@ -20,8 +20,8 @@ from pathlib import Path
 
 from models.checkpoint import CheckpointError
 from training.config import ConfigError, SelfPlayConfig, add_run_folder_args, parse_config
-from training.eval_stats import interval_text
-from training.evaluate import evaluate
+from tt_env.evaluation.stats import interval_text
+from tt_env.evaluation.evaluator import evaluate
 from training.resume import resume_command
 from training.run_utils import RunDir, RunExistsError, RunFolderError, TrainingDiverged
 from training.selfplay import train

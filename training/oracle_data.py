@@ -36,6 +36,7 @@ from tt_env.agents.ismcts import expert_scores, relative_points
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
 from tt_env.engine import game
 from tt_env.engine.rules import Rules
+from tt_env.evaluation import play_game
 from tt_env.observation import encode
 
 
@@ -59,22 +60,37 @@ def candidate_values(state: game.GameState, actions: Sequence[int], experts: Seq
     return out / rollouts
 
 
+class _ScoredExpert:
+    """expert-v0, keeping the scored candidates (``expert_scores``) behind the move it plays."""
+
+    def __init__(self, expert: ExpertAgent) -> None:
+        self.expert, self.name = expert, expert.name
+        self.prior: list[tuple[int, float]] = []
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        self.prior = expert_scores(self.expert, observation, action_mask)
+        return self.prior[0][0]
+
+
 def game_positions(rules: Rules, seed: int, index: int, candidates: int, rollouts: int,
                    keep: float) -> list[tuple]:
     """(obs, mask, cands, q, round, phase) of the sampled decisions of one expert-v0 self-play game."""
     experts = [ExpertAgent(rules) for _ in range(rules.num_players)]
     rng = np.random.default_rng([seed, index, 1])
-    state = game.new_game(rules, np.random.default_rng([seed, index]))
+    players = [_ScoredExpert(e) for e in experts]
     rows = []
-    while not state.game_over:
-        seat = state.current_player
-        obs, mask = encode(state, seat), game.action_mask(state)
-        prior = expert_scores(experts[seat], obs, mask)
+
+    def sample(state: game.GameState, seat: int, obs: np.ndarray, mask: np.ndarray, _action: int,
+               _seconds: float) -> None:
+        prior = players[seat].prior
         if len(prior) > 1 and rng.random() < keep:
             cands = [a for a, _ in prior[:candidates]]
             q = candidate_values(state, cands, experts, rollouts, rng)
             rows.append((obs, mask.copy(), cands, q, state.round_number, state.phase))
-        game.apply(state, prior[0][0])
+
+    unused = np.random.default_rng(0)  # expert-v0 draws nothing
+    play_game(players, rules, np.random.default_rng([seed, index]), agent_rngs=[unused] * rules.num_players,
+              on_decision=sample)
     return rows
 
 

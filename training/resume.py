@@ -196,8 +196,6 @@ def _resolved(key: str, config: dict[str, Any]) -> Any:
     """A config value as it acts: rule options as the full resolved ``Rules``."""
     if key == "rules":
         options = dict(config.get("rules") or {})
-        if isinstance(options.get("rounds"), list):
-            options["rounds"] = tuple(options["rounds"])
         try:
             return Rules(num_players=config.get("num_players", 2), **options).to_dict()
         except (TypeError, ValueError):

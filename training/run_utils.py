@@ -28,7 +28,7 @@ from tt_env.cli_checks import output_dir_problem
 from tt_env.engine.rules import Rules
 from tt_env.jsonio import write_json
 
-from .duplicate import DEFAULT_BATCH_SIZE, run_deals
+from tt_env.evaluation.duplicate import DEFAULT_BATCH_SIZE, run_deals
 from .run_lock import LOCK_NAME, RunFolderError, RunInUseError, RunLock
 
 __all__ = ["EvalResult", "RunDir", "RunExistsError", "RunFolderError", "RunInUseError", "TrainingDiverged",
@@ -60,7 +60,7 @@ def evaluate_agent(agent: Any, opponents: Sequence[str], rules: Rules, deals: in
 
     ``on_deal`` is called after every deal (a training script stops a long evaluation from it).
     ``batch_size`` games are played side by side, the decisions of an agent with ``act_batch``
-    (a :class:`models.agent_loader.CheckpointAgent`) batched (``training.duplicate``); the
+    (a :class:`models.agent_loader.CheckpointAgent`) batched (``tt_env.evaluation.duplicate``); the
     results are the same with any ``batch_size`` (1: one game at a time).
     """
     results = []

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torch.utils.tensorboard import SummaryWriter
 
-from models.agent_loader import CheckpointAgent
+from models.checkpoint_agent import CheckpointAgent
 from models.checkpoint import CheckpointError, check_finite, load_checkpoint, save_checkpoint
 from models.networks import PolicyValueNet, build_network
 from training.config import ConfigError, SelfPlayConfig, config_arg_parser, dump_config, parse_config
@@ -72,11 +72,10 @@ class SelfPlay:
         self.cfg, self.net, self.rng = cfg, net, rng
         rules = cfg.train_rules()
         self.rules = rules
-        options = {k: v for k, v in rules.to_dict().items() if k != "num_players"}
         self.n = cfg.num_players
         self.scripted = [make_agent(name, rules) for name in cfg.opponents]
         self.pool: list[PolicyValueNet] = []
-        self.tables = [Table(three_thirteen_v0.raw_env(num_players=self.n, reward_mode=cfg.reward_mode, **options))
+        self.tables = [Table(three_thirteen_v0.raw_env.from_rules(rules, reward_mode=cfg.reward_mode))
                        for _ in range(cfg.num_envs)]
         self.finished_returns: list[float] = []
         for t in self.tables:

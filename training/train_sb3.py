@@ -34,7 +34,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMoni
 from torch.utils.tensorboard import SummaryWriter
 
 import tt_env  # noqa: F401  (registers the environment id)
-from models.agent_loader import CheckpointAgent
+from models.checkpoint_agent import CheckpointAgent
 from models.checkpoint import CheckpointError, save_checkpoint
 from models.networks import MLPPolicy
 from models.sb3_zip import mlp_state_from_sb3

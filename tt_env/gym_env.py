@@ -99,8 +99,6 @@ from .engine.game import ACTION_TYPES_TEXT, NUM_ACTIONS, as_action
 from .three_thirteen_v0 import ILLEGAL_ACTION_REWARD, checked_seed, raw_env
 
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
-EVENT_INFO_KEYS = ("went_out", "round_number", "round_points", "final_scores")
-"""The AEC environment's info keys that the learner's ``info`` passes on."""
 
 
 class ThreeThirteenGymEnv(gymnasium.Env):

@@ -1,4 +1,6 @@
-"""Strict JSON out: every file the package writes parses in any JSON reader.
+"""Strict JSON, out and in: the package's one JSON writer and its one JSON reader.
+
+Out: every file the package writes parses in any JSON reader.
 
 Python's ``json`` writes ``NaN`` and ``Infinity`` by default, which are not JSON (JavaScript,
 ``jq`` and most other readers refuse them). Here a non-finite float becomes ``null`` (the
@@ -6,12 +8,15 @@ value is unknown or undefined, e.g. an interval over one deal) and the encoder r
 ``allow_nan=False``, so nothing non-finite can slip through. Files are written atomically
 (a temporary file beside the target, then ``os.replace``), so a reader never sees half of one.
 
-JSON in: :func:`loads` and :func:`read_json` read files that may be damaged or hostile (a
-checkpoint's sidecar, a resume state, an evaluation report) and raise ``ValueError`` with one
-line for anything that is not JSON, including what Python's reader raises otherwise:
-``RecursionError`` for nesting too deep, a ``ValueError`` for an integer of too many digits,
-``UnicodeDecodeError`` for bytes that are not UTF-8. :func:`read_json` also refuses a file
-larger than its limit before reading it.
+JSON in: :func:`loads` and :func:`read_json` read text that may be damaged or hostile (a
+checkpoint's sidecar, a resume state, an evaluation report, a game record, an OpenSpiel state)
+and raise ``ValueError`` with one line naming the input for anything that is not strict JSON,
+including what Python's reader raises or lets through otherwise: ``RecursionError`` for nesting
+too deep, a ``ValueError`` for an integer of too many digits, ``UnicodeDecodeError`` for bytes
+that are not UTF-8, ``TypeError`` for something that is not text, ``NaN`` and ``Infinity``
+(not JSON) and ``1e999`` (an infinite float). :func:`loads` bounds the text's length before
+parsing; :func:`read_json` also refuses a file larger than its limit before reading it. The
+structure of the value is the caller's to check.
 """
 
 from __future__ import annotations
@@ -48,17 +53,44 @@ MAX_JSON_BYTES = 1 << 24
 """Default size limit of :func:`read_json` (16 MiB; the package's own files are far smaller)."""
 
 
-def loads(data: str | bytes, where: str) -> Any:
-    """The JSON value of ``data``; ``ValueError`` naming ``where`` for anything that is not JSON."""
+MAX_CHARS = 16 * 2 ** 20
+"""Default bound on the length of a text :func:`loads` parses (16 Mi characters)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is too large for a float")
+    return value
+
+
+def loads(data: str | bytes | bytearray, where: str, *, max_chars: int = MAX_CHARS) -> Any:
+    """The JSON value of ``data``; a ``ValueError`` whose message starts with ``where`` (say
+    ``"game record 'x.json'"``) for text that is not strict JSON (``NaN``, ``Infinity`` and
+    non-finite numbers included), too long (over ``max_chars``), too deeply nested, not UTF-8,
+    or not text at all."""
+    if isinstance(data, (bytes, bytearray)):
+        if len(data) > 4 * max_chars:
+            raise ValueError(f"{where} is too long: {len(data):,} bytes, more than the {max_chars:,} characters "
+                             f"allowed")
+        try:
+            data = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{where} is not valid JSON: it is not UTF-8 text ({exc.reason} at byte "
+                             f"{exc.start})") from None
+    if not isinstance(data, str):
+        raise ValueError(f"{where} is not JSON text (str or bytes): got {type(data).__name__}")
+    if len(data) > max_chars:
+        raise ValueError(f"{where} is too long: {len(data):,} characters, more than the {max_chars:,} allowed")
     try:
-        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
-        return json.loads(text)
+        return json.loads(data, parse_constant=_no_constant, parse_float=_finite)
     except RecursionError:
         raise ValueError(f"{where} is not usable JSON: it is nested too deeply") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{where} is not valid JSON: it is not UTF-8 text ({exc.reason} at byte "
-                         f"{exc.start})") from None
-    except ValueError as exc:  # json.JSONDecodeError, or an integer of too many digits
+    except ValueError as exc:  # json.JSONDecodeError, the constants, huge numbers, an integer of too many digits
         raise ValueError(f"{where} is not valid JSON ({str(exc).splitlines()[0]})") from None
 
 

@@ -89,8 +89,8 @@ For centralized critics (MAPPO, QMIX): the whole game as a float32 vector of `16
 values (556 for 2 players), the same for every agent, seats in absolute order (seat 0 first).
 It shows every hand and the stock, so it must never reach a policy that acts; no observation
 holds any of it beyond what that player may know. `state_space` is its `Box`;
-`tt_env.state.get_state_layout(N)` gives the offsets, `tt_env.state.decode_state(vector, rules)`
-the facts as plain values, and `tt_env.state.STATE_VERSION` (1) is bumped if the layout changes.
+`tt_env.observation.state.get_state_layout(N)` gives the offsets, `tt_env.observation.state.decode_state(vector, rules)`
+the facts as plain values, and `tt_env.observation.state.STATE_VERSION` (1) is bumped if the layout changes.
 The stock and the discard pile under its top are counts: their order is no player's knowledge
 (a stock is shuffled; the order under the top only feeds the shuffle of a refill). For N = 2:
 
@@ -197,14 +197,12 @@ from pettingzoo.utils import wrappers
 
 from .engine import game
 from .engine.rules import Rules, option_names
+from .engine.scoring import ILLEGAL_ACTION_REWARD, REWARD_MODES, REWARD_SCALE, round_rewards, win_rewards
 from .env_checks import ActionCheckWrapper, checked_seed
 from .observation import encode, get_layout, observation_bounds
-from .state import encode_state, state_bounds
+from .observation.state import encode_state, state_bounds
 from .ui.render_text import render_text
 
-REWARD_MODES = ("relative", "penalty", "win")
-REWARD_SCALE = 100.0
-ILLEGAL_ACTION_REWARD = -1.0
 
 
 def env(num_players: int = 2, reward_mode: str = "relative", render_mode: str | None = None,
@@ -224,8 +222,6 @@ def rules_from_kwargs(num_players: int = 2, **options: Any) -> Rules:
     if unknown:
         raise TypeError(f"unknown argument(s) {unknown}: allowed are num_players, reward_mode, "
                         f"render_mode, reveal_all and the rule options {list(option_names()[1:])}")
-    if isinstance(options.get("rounds"), list):
-        options["rounds"] = tuple(options["rounds"])
     return Rules(num_players=num_players, **options)
 
 
@@ -274,6 +270,15 @@ class raw_env(AECEnv, EzPickle):
         self._table_renderer: Any = None
 
     # ------------------------------------------------------------------ spaces
+    @classmethod
+    def from_rules(cls, rules: Rules, reward_mode: str = "relative", render_mode: str | None = None,
+                   reveal_all: bool = False) -> raw_env:
+        """The env of a :class:`Rules` object (its player count included), for callers that hold one."""
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules={rules!r} is not a Rules object")
+        options = {k: v for k, v in rules.to_dict().items() if k != "num_players"}
+        return cls(rules.num_players, reward_mode, render_mode, reveal_all, **options)
+
     def observation_space(self, agent: str) -> gymnasium.spaces.Space:
         return self.observation_spaces[agent]
 
@@ -395,13 +400,7 @@ class raw_env(AECEnv, EzPickle):
         """Set this step's rewards and infos from a finished round."""
         points = record.points
         n = len(points)
-        if self.reward_mode == "relative":
-            total = sum(points)
-            values = [((total - p) / (n - 1) - p) / REWARD_SCALE for p in points]
-        elif self.reward_mode == "penalty":
-            values = [-p / REWARD_SCALE for p in points]
-        else:
-            values = win_rewards(self.game_state.scores) if game_over else [0.0] * n
+        values = round_rewards(self.reward_mode, points, self.game_state.scores, game_over)
         final = list(self.game_state.scores) if game_over else [0] * n
         for seat, agent in enumerate(self.possible_agents):
             self.rewards[agent] = values[seat]
@@ -433,17 +432,3 @@ class raw_env(AECEnv, EzPickle):
             self._table_renderer.close()
             self._table_renderer = None
 
-
-def win_rewards(scores: list[int]) -> list[float]:
-    """+1 shared among the lowest totals, -1 shared among the rest; all 0 on an all-way tie."""
-    low = min(scores)
-    won = [s == low for s in scores]
-    k = sum(won)
-    if k == len(scores):
-        return [0.0] * len(scores)
-    return [1.0 / k if w else -1.0 / (len(scores) - k) for w in won]
-
-
-def observation_layout(num_players: int = 2):
-    """The observation layout (offsets of each named piece) for ``num_players``."""
-    return get_layout(num_players)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..engine.game import DISCARD_BASE, NUM_ACTIONS
 from ..engine.rules import Rules
+from ..observation.sizes import num_players_of  # noqa: F401  (re-exported: agents read it here)
 
 
 @runtime_checkable
@@ -26,16 +27,6 @@ class Agent(Protocol):
     def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
         """Choose a legal action id (``action_mask[a] == 1``)."""
         ...
-
-
-def num_players_of(observation: np.ndarray) -> int:
-    """Player count implied by an observation's length (107 * N + 80)."""
-    size = int(np.shape(observation)[-1])
-    n, rest = divmod(size - 80, 107)
-    if rest or n < 2:
-        raise ValueError(f"an observation of length {size} is not a three_thirteen_v0 observation "
-                         f"(length 107 * N + 80 for N = 2..8 players)")
-    return n
 
 
 def checked_mask(action_mask: np.ndarray, hand: Sequence[int] | None = None, phase: int | None = None) -> np.ndarray:

@@ -1,6 +1,6 @@
 """``expert-v0``: the strongest scripted player here, a one-draw lookahead on the exact solver.
 
-It reads only its observation (:mod:`.observation_view`) and values a hand as
+It reads only its observation (:mod:`tt_env.observation.decode`) and values a hand as
 
     V(hand) = penalty(hand) - gamma * E_u[ improvement after drawing u and discarding best ]
 
@@ -34,7 +34,7 @@ from ..engine.melds import after_draw_values, discard_penalties, draw_gains, lea
 from ..engine.rules import Rules
 from .base import checked_mask
 from .greedy import discard_key, without
-from .observation_view import ObservationView, decode_observation
+from ..observation.decode import ObservationView, decode_observation
 
 
 def neighbour_masks(aces_high: bool) -> list[int]:

@@ -19,7 +19,7 @@ from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
 from ..engine.melds import discard_penalties, least_penalty
 from ..engine.rules import MAX_DECKS, Rules
 from ..observation import get_layout
-from ..observation_checks import InconsistentObservation
+from ..observation.checks import InconsistentObservation
 from .base import checked_mask, num_players_of
 
 
@@ -27,7 +27,7 @@ def hand_from_observation(observation: np.ndarray) -> tuple[list[int], int, int 
     """(own hand as card ints, wild rank, discard top or None): the little greedy needs.
 
     A hand count that no game produces (not a whole number 0..64: NaN, infinite, negative) is an
-    :class:`~tt_env.observation_checks.InconsistentObservation` (a ``ValueError``)."""
+    :class:`~tt_env.observation.checks.InconsistentObservation` (a ``ValueError``)."""
     observation = np.asarray(observation)
     if observation.ndim != 1 or observation.dtype.kind not in "biuf":
         raise ValueError(f"an observation is one vector of numbers, got shape {observation.shape} and dtype "

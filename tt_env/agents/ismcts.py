@@ -43,22 +43,21 @@ import numpy as np
 from ..engine import game
 from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD, GameState
 from ..engine.rules import Rules
+from ..engine.scoring import relative_rewards
 from ..observation import encode
 from ..search import HandBelief, sample_world
 from .base import checked_mask
 from .expert import ExpertAgent
 from .inference import discard_is_consistent
 from .last_turn import last_turn_scores
-from .observation_view import decode_observation
+from ..observation.decode import decode_observation
 
 StatePolicy = Callable[[GameState], int]
 
 
 def relative_points(points: list[int] | list[float]) -> list[float]:
     """Each seat's round result as its reward: the mean of the others' points minus its own."""
-    n = len(points)
-    total = sum(points)
-    return [(total - p) / (n - 1) - p for p in points]
+    return relative_rewards(points, scale=1.0)
 
 
 def expert_scores(expert: ExpertAgent, observation: np.ndarray, action_mask: np.ndarray) -> list[tuple[int, float]]:
@@ -186,7 +185,7 @@ class ISMCTSAgent:
         if rollout == "expert":
             rollout = expert_rollout_policy(self.rules)
         elif rollout == "greedy":
-            from ..simulation import greedy as rollout
+            from ..search.simulation import greedy as rollout
         if not callable(rollout):
             raise ValueError(f"rollout={rollout!r} is not allowed: use 'expert', 'greedy' or a function "
                              f"state -> action")

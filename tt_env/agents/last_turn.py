@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from ..engine.game import DRAW_STOCK, TAKE_DISCARD
 from ..engine.melds import discard_penalties, least_penalty
 from ..engine.rules import Rules
-from .observation_view import ObservationView
+from ..observation.decode import ObservationView
 
 
 def expected_penalties(hand: Sequence[int], top: int, weights: Sequence[float], wild: int, *,

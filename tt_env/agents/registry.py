@@ -2,11 +2,21 @@
 
 ``make_agent("greedy-v0", rules)`` builds a registered agent; a path to a checkpoint file
 (``*.pt``) is handed to the loader registered with :func:`register_checkpoint_loader`
-(installed by ``models`` when torch is available). Where torch is missing, a shipped agent's
+(installed by a plug-in when torch is available). Where torch is missing, a shipped agent's
 name (``ppo-2p-v1``) or a checkpoint path raises
 :class:`~tt_env.optional.MissingDependencyError` (a ``ValueError`` too) saying that torch is
 needed and how to install it, never "unknown agent"; :func:`agent_names` lists every name,
-the shipped ones included, without importing torch. Keyword options go to the agent's
+the shipped ones included, without importing torch.
+
+Plug-ins (the trained agents of ``models``) come from above through entry points, and this
+module never names them: importing an entry point of the group ``three_thirteen.agents``
+registers its agents (only when an agent not registered yet is asked for), and a module of the
+group ``three_thirteen.agent_info`` answers about its agents without importing torch
+(``agent_names()``, ``trained_agent_names()``, ``is_checkpoint_spec(spec)``,
+``trained_players(spec)``): :func:`trained_agent_names`, :func:`is_checkpoint_spec` and
+:func:`trained_players` here ask it. In a source checkout
+whose installed metadata lacks them, the same groups are read from the ``pyproject.toml``
+beside the package. Keyword options go to the agent's
 factory (``make_agent("expert-v0", rules, gamma=1.5)``), so variants need no registration;
 an option the factory does not take is an error naming the ones it does. Names carry a
 version suffix so that published numbers stay comparable: change an agent's behaviour,
@@ -15,9 +25,13 @@ bump its version.
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.metadata
 import inspect
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..engine.rules import Rules
@@ -55,18 +69,44 @@ def list_agents() -> list[str]:
 def agent_names() -> list[str]:
     """Every agent name, the shipped trained agents included even where torch is missing, sorted.
 
-    For help texts and error messages: it imports no torch (the shipped names come from
-    ``models.shipped``). :func:`list_agents` is what can be built here.
+    For help texts and error messages: it imports no torch (the shipped names come from the
+    ``three_thirteen.agent_info`` entry points). :func:`list_agents` is what can be built here.
     """
     return sorted(set(_AGENTS) | set(_shipped_names()))
 
 
+def _info_plugins() -> list[Any]:
+    """The modules of the ``three_thirteen.agent_info`` entry points that import here."""
+    found = []
+    for module in plugin_targets(INFO_GROUP):
+        try:
+            found.append(importlib.import_module(module))
+        except ImportError:  # pragma: no cover - tt_env installed without the plug-in's package
+            continue
+    return found
+
+
 def _shipped_names() -> list[str]:
-    try:
-        from models.shipped import available_network_agents, available_shipped
-    except ImportError:  # pragma: no cover - tt_env installed without the models package
-        return []
-    return available_shipped() + available_network_agents()
+    return [name for info in _info_plugins() for name in info.agent_names()]
+
+
+def trained_agent_names() -> list[str]:
+    """Every plug-in agent name that needs trained networks, in the plug-ins' order (no torch needed)."""
+    return [name for info in _info_plugins() for name in info.trained_agent_names()]
+
+
+def is_checkpoint_spec(spec: object) -> bool:
+    """Whether agent ``spec`` is backed by a checkpoint (a shipped checkpoint's name or a checkpoint path)."""
+    return any(info.is_checkpoint_spec(spec) for info in _info_plugins())
+
+
+def trained_players(spec: str) -> int | None:
+    """The player count checkpoint agent ``spec`` was trained for; None when no plug-in knows it as a checkpoint."""
+    for info in _info_plugins():
+        players = info.trained_players(spec)
+        if players is not None:
+            return players
+    return None
 
 
 def make_agent(spec: str | Agent, rules: Rules | None = None, **options: Any) -> Agent:
@@ -124,21 +164,62 @@ def check_options(factory: Callable[..., Any], options: dict[str, Any], spec: st
         raise ValueError(f"agent {spec!r} takes no option(s) {unknown}: allowed are {allowed or 'none'}")
 
 
+PLUGIN_GROUP = "three_thirteen.agents"
+"""Entry points whose module registers agents when imported (``models = "models.agent_loader"``)."""
+INFO_GROUP = "three_thirteen.agent_info"
+"""Entry points naming a module that answers about its agents without importing torch."""
+DISTRIBUTION = "three-thirteen"
+
 _plugins_loaded = False
 
 
+@functools.lru_cache(maxsize=None)
+def plugin_targets(group: str) -> tuple[str, ...]:
+    """The entry points of ``group`` (``"module"`` or ``"module:function"``), in declaration order.
+
+    From the installed metadata; where it has none of this project's (a source checkout, or an
+    editable install older than the group), from the ``pyproject.toml`` beside the package.
+    """
+    try:
+        found = [ep.value for ep in importlib.metadata.entry_points(group=group)]
+    except Exception:  # pragma: no cover - broken metadata: fall back to the source tree
+        found = []
+    if found:
+        return tuple(found)
+    return tuple(_source_entry_points(group))
+
+
+def _source_entry_points(group: str) -> list[str]:
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    header = f'[project.entry-points."{group}"]'
+    values: list[str] = []
+    inside = False
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            inside = line == header
+        elif inside and "=" in line and not line.startswith("#"):
+            values.append(line.split("=", 1)[1].split("#", 1)[0].strip().strip('"'))
+    return values
+
+
 def _load_plugins() -> None:
-    """Import optional modules that register agents (trained checkpoints need torch)."""
+    """Import the plug-ins that register agents (trained checkpoints need torch)."""
     global _plugins_loaded
     if _plugins_loaded:
         return
     _plugins_loaded = True
-    try:
-        import models.agent_loader  # noqa: F401  (registers the checkpoint loader and shipped agents)
-    except ImportError as exc:  # torch missing (or broken): the scripted agents still work
-        if getattr(exc, "name", None) == "models":  # pragma: no cover - tt_env installed alone
-            return
-        missing = missing_dependency(exc, "")
-        _TRAINED_PROBLEM.append(str(missing).strip() if missing else
-                                f"cannot be loaded here: importing models.agent_loader failed "
-                                f"({type(exc).__name__}: {exc})")
+    for module in plugin_targets(PLUGIN_GROUP):
+        try:
+            importlib.import_module(module)  # registers its checkpoint loader and agents
+        except ImportError as exc:  # torch missing (or broken): the scripted agents still work
+            if getattr(exc, "name", None) == module.split(".")[0]:  # pragma: no cover - its package is absent
+                continue
+            missing = missing_dependency(exc, "")
+            _TRAINED_PROBLEM.append(str(missing).strip() if missing else
+                                    f"cannot be loaded here: importing {module} failed "
+                                    f"({type(exc).__name__}: {exc})")

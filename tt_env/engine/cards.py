@@ -22,13 +22,6 @@ _RANK_OF_TEXT = {text: i + 1 for i, text in enumerate(RANKS)}
 _RANK_OF_TEXT["10"] = 10
 
 
-def make_card(rank: int, suit: int) -> int:
-    """Card int of ``rank`` (1..13) and ``suit`` (0..3, in the order C, D, H, S)."""
-    if not 1 <= rank <= NUM_RANKS or not 0 <= suit < NUM_SUITS:
-        raise ValueError(f"no card of rank {rank!r} and suit {suit!r}: rank 1..13, suit 0..3")
-    return suit * NUM_RANKS + rank - 1
-
-
 def rank_of(card: int) -> int:
     """Rank 1 (ace) .. 13 (king) of a card int."""
     return card % NUM_RANKS + 1

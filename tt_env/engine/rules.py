@@ -149,10 +149,7 @@ class Rules:
         unknown = sorted(set(values) - set(allowed))
         if unknown:
             raise ValueError(f"unknown rule option(s) {unknown}: allowed options are {list(allowed)}")
-        kwargs = dict(values)
-        if "rounds" in kwargs and isinstance(kwargs["rounds"], list):
-            kwargs["rounds"] = tuple(kwargs["rounds"])
-        return cls(**kwargs)
+        return cls(**dict(values))  # __post_init__ makes a list of rounds a tuple
 
 
 def option_names() -> tuple[str, ...]:

@@ -89,19 +89,19 @@ import pyspiel
 
 from ..actions import action_name
 from ..engine import game as engine
+from ..engine.chosen_cards import cards_to_deal, collect_deal, deal_card, stack_stock
 from ..engine.cards import card_str, card_value
 from ..engine.rules import Rules, hand_size, option_names
-from ..three_thirteen_v0 import REWARD_SCALE
+from ..engine.scoring import REWARD_SCALE, relative_returns
 from .observer import make_observer
+from .resample import resample
+from .state_data import ENGINE_RNG as _ENGINE_RNG
+from .state_data import StateData
 
 GAME_NAME = "python_three_thirteen"
 NUM_CARD_TYPES = 52
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
-# The engine's own generator decides nothing here: it makes deals that collect_deal takes back
-# and the order of a refilled stock, whose next card a chance node chooses anyway. So every
-# engine state of this game shares this one (copies are cheaper without a generator each).
-_ENGINE_RNG = np.random.default_rng(0)
 _MAX_CPP_INT = 2 ** 31 - 1
 """OpenSpiel holds parameters and ``max_game_length`` in C++ ints."""
 
@@ -161,13 +161,6 @@ def max_total_penalty(rules: Rules) -> int:
     return sum(sum(values[:hand_size(r)]) for r in rules.rounds)
 
 
-def relative_returns(scores: list[int]) -> list[float]:
-    """Per player, the env's ``relative`` rewards summed over the game, from the final totals."""
-    n, total = len(scores), sum(scores)
-    scale = (n - 1) * REWARD_SCALE
-    return [(total - n * s) / scale for s in scores]
-
-
 def game_info_numbers(rules: Rules) -> dict[str, Any]:
     """The game's sizes and bounds, all derived from ``rules`` (the fields of :func:`game_info`)."""
     n = rules.num_players
@@ -222,50 +215,6 @@ class ThreeThirteenGame(pyspiel.Game):
         return make_observer(self.rules, iig_obs_type, params)
 
 
-class StateData:
-    """Everything a state holds, in one object so that ``clone`` copies it in one go.
-
-    ``engine`` is None until the first dealer is chosen. This round's log, per turn in order:
-    ``source`` (0 stock, 1 discard pile), ``drawn`` (the card, -1 while a stock draw waits for
-    its chance node), ``discarded`` (-1 until the discard); ``dealt`` is the deal in order, the
-    first discard last; ``refills`` lists each reshuffle as (turn, the cards that became the
-    stock); ``out_turn`` is the turn on which someone went out (-1: nobody yet).
-    """
-
-    def __init__(self, rules: Rules) -> None:
-        self.rules = rules
-        self.engine: engine.GameState | None = None
-        self.to_deal = 0
-        self.pending_draw = False
-        self.dealt: list[int] = []
-        self.source: list[int] = []
-        self.drawn: list[int] = []
-        self.discarded: list[int] = []
-        self.refills: list[tuple[int, list[int]]] = []
-        self.out_turn = -1
-
-    def __deepcopy__(self, memo: dict) -> StateData:
-        copied = StateData.__new__(StateData)
-        copied.rules = self.rules  # frozen
-        copied.engine = None if self.engine is None else self.engine.copy(_ENGINE_RNG)
-        copied.to_deal, copied.pending_draw, copied.out_turn = self.to_deal, self.pending_draw, self.out_turn
-        copied.dealt, copied.source = list(self.dealt), list(self.source)
-        copied.drawn, copied.discarded = list(self.drawn), list(self.discarded)
-        copied.refills = list(self.refills)  # its card lists are never changed
-        return copied
-
-    def start_deal(self) -> None:
-        """Take the engine's fresh deal back: the round is dealt by chance nodes, card by card."""
-        engine.collect_deal(self.engine)
-        self.to_deal = engine.cards_to_deal(self.engine)
-        self.dealt, self.source, self.drawn, self.discarded, self.refills = [], [], [], [], []
-        self.out_turn = -1
-
-    def actor(self, turn: int) -> int:
-        """Seat that plays turn ``turn`` (0-based) of this round."""
-        return (self.engine.dealer + 1 + turn) % self.rules.num_players
-
-
 class ThreeThirteenState(pyspiel.State):
     """A position of ``python_three_thirteen``; every rule is the engine's."""
 
@@ -316,15 +265,15 @@ class ThreeThirteenState(pyspiel.State):
         state = d.engine
         if state is None:
             state = engine.new_game(d.rules, _ENGINE_RNG)
-            engine.collect_deal(state, dealer=action)
-            d.engine, d.to_deal = state, engine.cards_to_deal(state)
+            collect_deal(state, dealer=action)
+            d.engine, d.to_deal = state, cards_to_deal(state)
         elif d.to_deal:
-            engine.deal_card(state, action)
+            deal_card(state, action)
             d.dealt.append(action)
             d.to_deal -= 1
         elif d.pending_draw:
             below = None if state.stock else state.discard_pile[:-1]
-            if engine.stack_stock(state, action):
+            if stack_stock(state, action):
                 d.refills.append((len(d.source) - 1, below))
             engine.apply(state, engine.DRAW_STOCK)
             d.drawn[-1] = action
@@ -380,7 +329,6 @@ class ThreeThirteenState(pyspiel.State):
         the randomness. The new state's own ``history()`` starts empty: pyspiel keeps the action
         history in C++, and the real one would tell the hidden cards.
         """
-        from .resample import resample  # here: that module builds on this one
 
         seed = int(probability_sampler() * 2.0**52)
         fresh = self.get_game().new_initial_state()
@@ -436,13 +384,13 @@ def max_history_length(rules: Rules) -> int:
 def state_from_json(text: str) -> tuple[pyspiel.Game, ThreeThirteenState]:
     """``(game, state)`` from :func:`state_to_json`'s text; ``ValueError`` names what is wrong.
 
-    Safe for untrusted text: it is parsed as bounded JSON (:func:`tt_env.json_input.loads`), the
+    Safe for untrusted text: it is parsed as bounded JSON (:func:`tt_env.jsonio.loads`), the
     parameters are checked as :class:`Rules` before OpenSpiel sees them, the history's length
     against the longest game those rules allow, and every action against the legal actions (or
     chance outcomes) of the state it is applied to. Whatever the text, the only error is
     ``ValueError``.
     """
-    from ..json_input import loads
+    from ..jsonio import loads
 
     try:
         data = loads(text, "it")

@@ -44,7 +44,7 @@ import numpy as np
 
 from ..engine.melds import least_penalty
 from ..engine.rules import hand_size
-from .game import StateData
+from .state_data import StateData
 
 _SEARCH_BUDGET = 200_000
 MAX_ATTEMPTS = 1000

@@ -21,7 +21,7 @@ from ..actions import action_name
 from ..engine import game as engine
 from ..engine.rules import Rules
 from ..observation import encode
-from ..three_thirteen_v0 import REWARD_SCALE
+from ..engine.scoring import relative_returns
 
 _ACTION_IDS = {action_name(a): a for a in range(engine.NUM_ACTIONS)}
 """Raw action (its name) -> action id."""
@@ -33,8 +33,7 @@ def relative_payoffs(scores: list[int]) -> np.ndarray:
     (mean of the others' totals - own total) / 100, from integer totals: the AEC env's per-round
     rewards of ``reward_mode="relative"`` summed over the game, zero-sum.
     """
-    n, total = len(scores), sum(scores)
-    return np.array([(total - n * s) / ((n - 1) * REWARD_SCALE) for s in scores], dtype=np.float64)
+    return np.array(relative_returns(list(scores)), dtype=np.float64)
 
 
 class ThreeThirteenGame:

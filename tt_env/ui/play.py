@@ -86,7 +86,7 @@ class PlaySession:
         self.rules, self.seat = rules, seat
         self.console = console or Console(highlight=False)
         self.input_fn = input_fn or input
-        self.env = raw_env(**rules.to_dict())
+        self.env = raw_env.from_rules(rules)
         others = iter(opponents)
         self.agents: dict[int, Agent] = {p: make_agent(next(others), rules) for p in range(n) if p != seat}
         self.names = [("human" if p == seat else _agent_name(self.agents[p])) for p in range(n)]

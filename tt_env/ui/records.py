@@ -41,7 +41,7 @@ from .. import jsonio
 from ..actions import action_name
 from ..engine import game
 from ..engine.rules import Rules
-from ..json_input import MAX_CHARS, loads
+from ..jsonio import MAX_CHARS, loads
 
 FORMAT_NAME = "three-thirteen-game"
 FORMAT_VERSION = 1
@@ -232,7 +232,7 @@ def save_record(record: GameRecord, path: str | Path) -> Path:
 def load_record(path: str | Path) -> GameRecord:
     """Read and validate a record file; ``ValueError`` names the file and what is wrong.
 
-    At most :data:`~tt_env.json_input.MAX_CHARS` characters are read (a record of the longest
+    At most :data:`~tt_env.jsonio.MAX_CHARS` characters are read (a record of the longest
     default game is about 30 KB), so a huge or endless file (``/dev/zero``) is refused at once.
     """
     path = Path(path)

@@ -201,7 +201,7 @@ class EvaluationRunner:
         try:
             evaluate = self._evaluate
             if evaluate is None:
-                from training.evaluate import evaluate
+                from tt_env.evaluation.evaluator import evaluate
 
             def advance(_records: list) -> None:
                 job.done += 1

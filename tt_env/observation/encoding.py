@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .engine.game import GameState
+from ..engine.game import GameState
 
 OBS_VERSION = 1
 """Bumped whenever the layout below changes; checkpoints record it."""

@@ -49,11 +49,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .engine import game
-from .engine.cardlist import CardList
-from .engine.melds import least_penalty
-from .engine.rules import Rules, hand_size
-from .observation_checks import InconsistentObservation, as_vector, check_world, read_observation
+from ..engine import game
+from ..engine.cardlist import CardList
+from ..engine.melds import least_penalty
+from ..engine.rules import Rules, hand_size
+from ..observation.checks import InconsistentObservation, as_vector, check_world, read_observation
 
 _CARD_IDS = np.arange(52)
 
@@ -70,7 +70,7 @@ def determinize(observation: np.ndarray | Mapping[str, Any], rules: Rules, rng: 
     ``observation`` is a seat's observation vector, or the env's dict with ``"observation"``
     and ``"action_mask"``. ``rules`` are the game's rules (public). Raises
     :class:`InconsistentObservation` when the observation (or the mask) cannot arise under
-    ``rules``: every piece is checked before use (:mod:`tt_env.observation_checks`), and the
+    ``rules``: every piece is checked before use (:mod:`tt_env.observation.checks`), and the
     world built must encode to the observation exactly.
     """
     obs, action_mask = as_vector(observation, action_mask)
