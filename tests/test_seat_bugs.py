@@ -16,16 +16,24 @@ from tt_env.observation import encode, get_layout
 from tt_env.search import determinize, sample_world
 
 
-def positions(rules: Rules, seed: int, every: int = 3, limit: int = 40):
-    """(state copy, seat to move) at every ``every``-th decision of a random game."""
+def positions(rules: Rules, seed: int, every: int = 3, limit: int = 40, agent: str | None = None):
+    """(state copy, seat to move) at every ``every``-th decision of a game of random moves (or ``agent``'s)."""
+    from tt_env.agents import make_agent
+
     rng = np.random.default_rng(seed)
+    player = make_agent(agent, rules) if agent else None
     state = game.new_game(rules, np.random.default_rng(seed))
     out, i = [], 0
     while not state.game_over and len(out) < limit:
         if i % every == 0:
             out.append((state.copy(), state.current_player))
-        legal = game.legal_actions(state)
-        game.apply(state, int(legal[int(rng.integers(len(legal)))]))
+        if player is not None:
+            p = state.current_player
+            action = int(player.act(encode(state, p), game.action_mask(state), rng))
+        else:
+            legal = game.legal_actions(state)
+            action = int(legal[int(rng.integers(len(legal)))])
+        game.apply(state, action)
         i += 1
     return out
 
@@ -197,9 +205,12 @@ def test_belief_planes_describe_each_opponent_in_its_own_row(n):
     pytest.importorskip("torch")
     from models.belief_net import belief_inputs
 
-    rules = Rules(num_players=n, rounds=[6])
+    rules = Rules(num_players=n, rounds=[3, 4, 5])
     lay = get_layout(n)
-    for state, seat in positions(rules, seed=6, every=2, limit=25):
+    went_out_seen = scores_seen = 0
+    for state, seat in positions(rules, seed=6, every=1, limit=300, agent="greedy-v0"):
+        went_out_seen += state.went_out is not None and state.went_out != seat
+        scores_seen += len(set(state.scores)) == n
         obs = encode(state, seat)
         planes, scalars = belief_inputs(obs[None], n, rules.num_decks)
         assert planes.shape[0] == n - 1
@@ -216,3 +227,4 @@ def test_belief_planes_describe_each_opponent_in_its_own_row(n):
             assert scalars[k, 15] == pytest.approx(went[1:].sum() - went[k + 1])
             assert scalars[k, 20] == pytest.approx(thrown[k].sum() / 20.0)
             assert scalars[k, 22] == pytest.approx(scores[k + 1] - scores[0])
+    assert went_out_seen and scores_seen  # positions where these rows differ by opponent
