@@ -75,3 +75,60 @@ def test_a_watch_view_shows_one_seat_only_what_it_saw(client):
                         assert event["card"] is None
                         hidden_draws += 1
     assert hidden_draws and own_draws and new_cards
+
+
+def test_every_field_the_pages_read_is_the_replays(client):
+    """Every view's table fields (known cards taken, discards, who went out, turns) against the replay,
+    and each round's summary (its turns)."""
+    from tt_env.ui.records import GameRecord, replay
+
+    game = client.post("/api/watch/new", json={"seats": ["greedy-v0", "expert-v0", "greedy-v0"],
+                                               "rules": {"rounds": [2, 3]}, "seed": 9}).json()
+    wid = game["watch_id"]
+    record = GameRecord.from_dict(client.get(f"/api/watch/{wid}/record").json())
+    went_out_seen = taken_seen = 0
+    for i, env in replay(record):
+        state = env.game_state
+        view = client.get(f"/api/watch/{wid}?step={i}&seat=all").json()
+        table = view["table"]
+        assert table["went_out"] == state.went_out and table["turn"] == state.turn
+        for p, player in enumerate(table["players"]):
+            assert player["taken"] == list(state.known_taken[p]) and player["discards"] == list(state.discards[p])
+            taken_seen += bool(player["taken"])
+        went_out_seen += state.went_out is not None
+        if view["round_end"] is not None:
+            finished = state.round_results[-1]
+            assert view["round_end"]["turns"] == finished.turns and view["round_end"]["went_out"] == finished.went_out
+    assert went_out_seen and taken_seen
+
+
+def test_a_stock_draw_event_names_the_card_drawn():
+    from collections import Counter
+
+    import numpy as np
+
+    from tt_env.engine.game import DRAW_STOCK, PHASE_DRAW, new_game
+    from tt_env.engine.rules import Rules
+    from tt_env.web.views import play_move
+
+    state = new_game(Rules(num_players=3, rounds=[4]), np.random.default_rng(1))
+    for _ in range(12):
+        seat = state.current_player
+        if state.phase == PHASE_DRAW:
+            before = Counter(state.hands[seat])
+            event, _ = play_move(state, DRAW_STOCK)
+            assert event["kind"] == "draw_stock" and event["seat"] == seat
+            assert Counter(state.hands[seat]) - before == Counter([event["card"]])
+        else:
+            play_move(state, 2 + state.hands[seat][0])
+
+
+def test_the_hint_arrangement_follows_the_rules():
+    from tt_env.engine.cards import rank_of
+    from tt_env.engine.rules import Rules
+    from tt_env.web.views import arrangement
+
+    wild = 5
+    hand = [c for c in range(52) if rank_of(c) == wild][:3]  # three wild cards: a meld only without natural
+    assert arrangement(hand, wild, Rules(meld_needs_natural=False))["penalty"] == 0
+    assert arrangement(hand, wild, Rules(meld_needs_natural=True))["penalty"] > 0
