@@ -229,3 +229,38 @@ def test_an_sb3_zip_is_a_checkpoint_the_app_seats(tmp_path) -> None:
     response = TestClient(app).post("/api/watch/new", json={"seats": [str(path), "random-v0"],
                                                              "rules": {"rounds": [1]}})
     assert response.status_code == 201, response.text
+
+
+# ---------------------------------------------------------------------- boundaries and wording (mutmut survivors)
+def test_the_move_cap_is_inclusive_and_the_advice_exact(app) -> None:
+    client = TestClient(app)
+    # one round of 2 players: at most 2 * (max_turns_per_round + 1) moves, exactly 5,000 at 2,499 turns
+    at_cap = client.post("/api/play", json={"seats": ["human", "random-v0"],
+                                            "rules": {"rounds": [1], "max_turns_per_round": 2499}})
+    assert at_cap.status_code == 201, at_cap.text
+    over = client.post("/api/play", json={"seats": ["human", "random-v0"],
+                                          "rules": {"rounds": [1], "max_turns_per_round": 2500}})
+    assert over.status_code == 400 and "max_turns_per_round 1..2499 for 1 round(s) of 2 players" in \
+        over.json()["error"]
+    eight = client.post("/api/watch/new", json={"seats": ["random-v0"] * 8,
+                                                "rules": {"max_turns_per_round": 221}})
+    assert eight.status_code == 400 and "max_turns_per_round 1..220 for 11 round(s) of 8 players" in \
+        eight.json()["error"]
+
+
+def test_an_empty_body_and_an_open_bound_are_named(app) -> None:
+    from tt_env.web.validate import int_field
+
+    empty = TestClient(app).post("/api/play", content=b"", headers={"content-type": "application/json"})
+    assert empty.status_code == 400 and empty.json()["error"] == "the request body must be a JSON object, not NoneType"
+    with pytest.raises(RequestError, match=r"^x=-1 is not allowed: use an integer >= 0$"):
+        int_field({"x": -1}, "x", 0)
+    with pytest.raises(RequestError, match=r"^x=9 is not allowed: use an integer 0\.\.3$"):
+        int_field({"x": 9}, "x", 0, 3)
+
+
+def test_a_bad_record_is_named_the_record(app) -> None:
+    record = endless_record(4)
+    record["seats"] = ["only one"]
+    response = TestClient(app).post("/api/watch/record", json={"record": record})
+    assert response.status_code == 400 and response.json()["error"].startswith("the record has seats")

@@ -130,7 +130,7 @@ def rule_options() -> list[str]:
     return [name for name in option_names() if name != "num_players"]
 
 
-def query_int(text: str, name: str, allowed: str = "an integer >= 0") -> int:
+def query_int(text: str, name: str, allowed: str) -> int:
     """A query parameter as an int: ASCII digits only (``int()`` also reads ``"١٢"`` and ``str.isdigit``
     passes ``"²"``), at most 18 of them."""
     if not (text.isascii() and text.isdigit() and len(text) <= 18):
