@@ -48,7 +48,7 @@ MODULES: dict[str, list[str]] = {
     "tt_env/agents/last_turn.py": ["tests/test_last_turn.py", "tests/test_seat_bugs.py"],
     "tt_env/rlcard/game.py": ["tests/test_rlcard_env.py", "tests/test_rlcard_hardening.py"],
     "tt_env/rlcard/env.py": ["tests/test_rlcard_env.py", "tests/test_rlcard_hardening.py"],
-    "models/belief.py": ["tests/test_belief_files.py", "tests/test_belief_hardening.py"],
+    "models/belief.py": ["tests/test_belief_files.py", "tests/test_belief_hardening.py", "tests/test_belief_worlds.py"],
     "models/belief_net.py": ["tests/test_belief_math.py", "tests/test_belief_files.py", "tests/test_seat_bugs.py"],
     "training/belief_data.py": ["tests/test_belief_tools.py", "tests/test_belief_hardening.py", "tests/test_seat_bugs.py"],
     "training/train_belief.py": ["tests/test_belief_tools.py", "tests/test_belief_hardening.py",

@@ -221,3 +221,26 @@ def test_history_false_in_a_sidecar_is_kept(tmp_path):
     path = tmp_path / "b.pt"
     save_belief(path, small_belief(history=False))
     assert load_belief(path).history is False
+
+
+@pytest.mark.parametrize("key, value, allowed", [
+    ("num_players", 9, "2 to 8"), ("num_players", 1, "2 to 8"), ("obs_size", 0, ">= 1"), ("obs_version", -1, ">= 0"),
+    ("weights_sha256", "g" * 64, "64 hex digits"), ("weights_sha256", "a" * 63, "64 hex digits"),
+])
+def test_belief_sidecar_numbers_are_range_checked(tmp_path, key, value, allowed):
+    path = tmp_path / "b.pt"
+    save_belief(path, small_belief())
+    side = path.with_suffix(".json")
+    meta = json.loads(side.read_text())
+    meta[key] = value
+    side.write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=f"{key}=.*{allowed}"):
+        load_belief(path)
+
+
+def test_a_missing_belief_sidecar_is_named(tmp_path):
+    path = tmp_path / "b.pt"
+    save_belief(path, small_belief())
+    path.with_suffix(".json").unlink()
+    with pytest.raises(CheckpointError, match=r"^belief sidecar '.*b\.json' does not exist$"):
+        load_belief(path)

@@ -42,3 +42,13 @@ def test_step_back_after_an_illegal_step_undoes_the_last_legal_one() -> None:
     np.testing.assert_array_equal(state["obs"], first["obs"])
     assert back == player and list(state["legal_actions"]) == legal
     assert env.step_back() is False
+
+
+def test_perfect_information_names_both_phases() -> None:
+    env = rlcard.make("three-thirteen", config={"seed": 4, **QUICK})
+    state, _ = env.reset()
+    info = env.get_perfect_information()
+    assert info["phase"] == "draw" and info["current_player"] == env.get_player_id()
+    env.step(list(state["legal_actions"])[0])
+    after = env.get_perfect_information()
+    assert after["phase"] == "discard" and after["legal_actions"] == env.game.get_legal_actions()
