@@ -244,3 +244,18 @@ def test_a_missing_belief_sidecar_is_named(tmp_path):
     path.with_suffix(".json").unlink()
     with pytest.raises(CheckpointError, match=r"^belief sidecar '.*b\.json' does not exist$"):
         load_belief(path)
+
+
+def test_the_reason_and_the_format_found_are_named(data_file, tmp_path, capsys):
+    broken = tmp_path / "broken.npz"
+    broken.write_bytes(b"PK\x03\x04" + b"x" * 200)
+    with pytest.raises(ValueError, match=r"not a readable \.npz file \(empty, truncated or corrupt: File is not a zip "
+                                         r"file\)$"):
+        belief_data.load(broken)
+    arrays, meta = belief_data.load(data_file)
+    save_npz(tmp_path / "other.npz", {**meta, "format": "three-thirteen-oracle-data/1"}, arrays)
+    with pytest.raises(ValueError, match=r"not a belief data file of format 'three-thirteen-belief-data/1' \(found "
+                                         r"'three-thirteen-oracle-data/1'\)"):
+        belief_data.load(tmp_path / "other.npz")
+    refused(capsys, belief_data.main, ["--players", "9", "--out", str(tmp_path / "x.npz")],
+            "--players 9 is not allowed: use 2 to 8")
