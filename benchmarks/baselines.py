@@ -77,13 +77,78 @@ def resolve_config(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         parser.error(str(exc))
 
 
-def check_folder(parser: argparse.ArgumentParser, args: argparse.Namespace, cfg: BaselinesConfig, out: Path) -> None:
-    """A benchmark folder is never silently reused; ``--resume`` must keep what the finished runs used."""
+BENCHMARK_ENTRIES = ("config.json", "baselines.json", "baselines.png", "results", "runs")
+"""What a baselines run writes in its folder (and nothing else: ``--overwrite`` deletes only such a folder)."""
+
+
+def read_json_file(parser: argparse.ArgumentParser, path: Path, flag: str) -> object:
+    """The JSON of ``path``; a one-line refusal naming the file when it is unreadable, truncated or not JSON."""
+    try:
+        return jsonio.loads(path.read_bytes(), f"{str(path)!r}")
+    except (OSError, ValueError) as exc:
+        parser.error(f"{flag}: {' '.join(str(exc).split())[:300]}: the file is damaged (truncated?); restore or "
+                     f"delete it")
+
+
+def read_saved_config(parser: argparse.ArgumentParser, out: Path, flag: str) -> dict:
+    """``out/config.json`` as a mapping of config keys (a one-line refusal otherwise)."""
     state = out / "config.json"
+    if not state.is_file():
+        parser.error(f"{flag}: {str(out)!r} holds no benchmark (no config.json); start without {flag}")
+    saved = read_json_file(parser, state, flag)
+    fields = set(BaselinesConfig().to_dict())
+    if not isinstance(saved, dict) or not saved or not set(saved) <= fields:
+        keys = sorted(saved) if isinstance(saved, dict) else type(saved).__name__
+        parser.error(f"{flag}: {str(state)!r} is not a baselines config (it has {keys}; allowed keys are "
+                     f"{sorted(fields)})")
+    return saved
+
+
+def check_results(parser: argparse.ArgumentParser, out: Path, flag: str) -> None:
+    """Every run result in ``out/results`` readable, before any work (one line naming a damaged one)."""
+    folder = out / "results"
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        result = read_json_file(parser, path, flag)
+        if not isinstance(result, dict) or not {"algo", "seed", "status", "evaluations"} <= set(result):
+            parser.error(f"{flag}: {str(path)!r} is not a run result (it needs algo, seed, status and evaluations): "
+                         f"restore or delete it")
+
+
+def plain_benchmark_problem(out: Path) -> str | None:
+    """Why ``out`` is not plainly a baselines run folder (``None`` when it is): it may hold only
+    :data:`BENCHMARK_ENTRIES`, a ``config.json`` of baselines config keys and result files."""
+    extra = sorted(p.name for p in out.iterdir() if p.name not in BENCHMARK_ENTRIES and not p.name.endswith(".tmp"))
+    if extra:
+        return f"it holds {extra[:5]}{' and more' if len(extra) > 5 else ''}, which a baselines run does not write"
+    for name in ("results", "runs"):
+        if (out / name).exists() and not (out / name).is_dir():
+            return f"its {name} is not a folder"
+    results = out / "results"
+    if results.is_dir():
+        odd = sorted(p.name for p in results.iterdir() if not p.is_file() or not p.name.endswith((".json", ".tmp")))
+        if odd:
+            return f"its results folder holds {odd[:5]}, which a baselines run does not write"
+    state = out / "config.json"
+    if not state.is_file():
+        return "it has no config.json file"
+    try:
+        saved = jsonio.loads(state.read_bytes(), f"{str(state)!r}")
+    except (OSError, ValueError):
+        return "its config.json is not valid JSON"
+    if not isinstance(saved, dict) or not {"algos", "seeds", "steps"} <= set(saved) or \
+            not set(saved) <= set(BaselinesConfig().to_dict()):
+        return "its config.json is not a baselines config"
+    return None
+
+
+def check_folder(parser: argparse.ArgumentParser, args: argparse.Namespace, cfg: BaselinesConfig, out: Path) -> None:
+    """A benchmark folder is never silently reused; ``--resume`` must keep what the finished runs used;
+    ``--overwrite`` deletes only a folder that is plainly a baselines run, and only after every other check."""
+    if out.exists() and not out.is_dir():
+        parser.error(f"--out {str(out)!r}: it is a file, not a folder: give a folder for the benchmark")
     if args.resume:
-        if not state.exists():
-            parser.error(f"--resume: {str(out)!r} holds no benchmark (no config.json); start without --resume")
-        saved = json.loads(state.read_text(encoding="utf-8"))
+        saved = read_saved_config(parser, out, "--resume")
+        check_results(parser, out, "--resume")
         for key in FROZEN:
             if jsonio.to_strict(saved.get(key)) != jsonio.to_strict(getattr(cfg, key)):
                 parser.error(f"--resume cannot change {key}: the benchmark has {key}={saved.get(key)!r}, this "
@@ -92,9 +157,10 @@ def check_folder(parser: argparse.ArgumentParser, args: argparse.Namespace, cfg:
         if not args.overwrite:
             parser.error(f"{str(out)!r} already holds files: add --resume to continue that benchmark, --overwrite "
                          f"to delete it and start again, or choose another --out")
-        if not state.exists():
-            parser.error(f"--overwrite: {str(out)!r} is not a benchmark folder (no config.json): refusing to "
-                         f"delete it; choose another --out")
+        problem = plain_benchmark_problem(out)
+        if problem:
+            parser.error(f"--overwrite: {str(out)!r} is not plainly a baselines run folder ({problem}): refusing to "
+                         f"delete it; delete it yourself or choose another --out")
         shutil.rmtree(out)
 
 
@@ -121,19 +187,23 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cfg = resolve_config(parser, args)
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        parser.error(f"--out {str(out)!r}: it is a file, not a folder: give a folder for the benchmark")
     if args.report:
-        if not (out / "config.json").exists():
-            parser.error(f"--report: {str(out)!r} holds no benchmark (no config.json)")
-        saved = load_config(BaselinesConfig, None, [f"{k}={json.dumps(v)}" for k, v in
-                                                     json.loads((out / "config.json").read_text()).items()])
+        try:
+            saved = load_config(BaselinesConfig, None, [f"{k}={json.dumps(v)}" for k, v in
+                                                         read_saved_config(parser, out, "--report").items()])
+        except ConfigError as exc:
+            parser.error(f"--report: {out / 'config.json'}: {exc}")
+        check_results(parser, out, "--report")
         report = write_outputs(saved, out, argv, {}, {})
         print(table(report["summary"], saved.eval_opponents))
         return 0
-    check_folder(parser, args, cfg, out)
-    try:
+    try:  # every check before check_folder, which may delete the folder (--overwrite)
         check_hyperparameters(cfg, out / "runs")
     except ConfigError as exc:
         parser.error(str(exc))
+    check_folder(parser, args, cfg, out)
     out.mkdir(parents=True, exist_ok=True)
     jsonio.write_json(out / "config.json", cfg.to_dict())
     skipped = {a: f"not installed: {', '.join(missing_modules(a))}" for a in cfg.algos if missing_modules(a)}

@@ -33,12 +33,27 @@ MODULES: dict[str, list[str]] = {
     "training/config.py": ["tests/test_config.py"],
     "training/resume.py": ["tests/test_resume.py", "tests/test_resume_state.py"],
     "training/run_utils.py": ["tests/test_resume.py", "tests/test_run_lock.py", "tests/test_resume_state.py"],
-    "training/run_lock.py": ["tests/test_run_lock.py"],
+    "training/run_lock.py": ["tests/test_run_lock.py", "tests/test_lock_and_json_survivors.py"],
     "tt_env/evaluation/leaderboard.py": ["tests/test_leaderboard.py", "tests/test_oracle_pipeline.py"],
     "models/checkpoint.py": ["tests/test_checkpoint.py", "tests/test_checkpoint_atomic.py"],
-    "models/sb3_zip.py": ["tests/test_sb3_zip.py"],
-    "tt_env/jsonio.py": ["tests/test_jsonio.py", "tests/test_strict_json_outputs.py"],
+    "models/sb3_zip.py": ["tests/test_sb3_zip.py", "tests/test_sb3_refusals.py"],
+    "tt_env/jsonio.py": ["tests/test_jsonio.py", "tests/test_strict_json_outputs.py", "tests/test_lock_and_json_survivors.py"],
     "tt_env/cli_checks.py": ["tests/test_cli_checks.py", "tests/test_evaluate_cli.py"],
+    # the modules of the belief, search, web and hardening issues (issue 25's audit)
+    "tt_env/web/validate.py": ["tests/test_web_api.py", "tests/test_web_limits.py", "tests/test_web_survivors.py"],
+    "tt_env/web/views.py": ["tests/test_web_api.py", "tests/test_web_limits.py", "tests/test_web_survivors.py"],
+    "tt_env/web/watch_game.py": ["tests/test_web_api.py", "tests/test_web_limits.py", "tests/test_web_survivors.py"],
+    "tt_env/web/app.py": ["tests/test_web_api.py", "tests/test_web_limits.py", "tests/test_web_survivors.py"],
+    "tt_env/search/worlds.py": ["tests/test_determinize.py", "tests/test_search_details.py", "tests/test_seat_bugs.py"],
+    "tt_env/agents/last_turn.py": ["tests/test_last_turn.py", "tests/test_seat_bugs.py"],
+    "tt_env/rlcard/game.py": ["tests/test_rlcard_env.py", "tests/test_rlcard_hardening.py"],
+    "tt_env/rlcard/env.py": ["tests/test_rlcard_env.py", "tests/test_rlcard_hardening.py"],
+    "models/belief.py": ["tests/test_belief_files.py", "tests/test_belief_hardening.py", "tests/test_belief_worlds.py"],
+    "models/belief_net.py": ["tests/test_belief_math.py", "tests/test_belief_files.py", "tests/test_seat_bugs.py"],
+    "training/belief_data.py": ["tests/test_belief_tools.py", "tests/test_belief_hardening.py", "tests/test_seat_bugs.py"],
+    "training/train_belief.py": ["tests/test_belief_tools.py", "tests/test_belief_hardening.py",
+                                 "tests/test_belief_survivors.py"],
+    "training/baselines/runner.py": ["tests/test_baselines_resume.py"],
 }
 """Module -> the test files that cover it (only these run for its mutants)."""
 PACKAGES = ["tt_env", "models", "training"]
@@ -84,7 +99,9 @@ def _folder(work: Path, module: str) -> Path:
 
 def _mutmut(dest: Path, *args: str, log: Path | None = None) -> str:
     # the mutated copy's packages, also in the subprocesses some tests start (they inherit the mutant's name)
-    env = {**os.environ, "PYTHONPATH": str(dest / "mutants")}
+    # (with any PYTHONPATH given, after it: where mutmut itself is installed, say)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(dest / "mutants"),
+                                                                       os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "mutmut", *args]
     if log is None:
         return subprocess.run(command, cwd=dest, env=env, capture_output=True, text=True).stdout

@@ -42,8 +42,8 @@ from tt_env.observation import OBS_VERSION, get_layout
 
 from .belief_math import expected_counts_np, sample_counts, suffix_table
 from .belief_net import BeliefNet, belief_inputs, unseen_and_unknown
-from .checkpoint import (MAX_FILE_BYTES, MAX_SIDECAR_BYTES, CheckpointError, check_compatible, check_finite,
-                         check_sizes, deserialize_state, serialize_state)
+from .checkpoint import (MAX_FILE_BYTES, MAX_SIDECAR_BYTES, PENDING, CheckpointError, _fsync_dir, _write,
+                         check_compatible, check_finite, check_sizes, deserialize_state, serialize_state)
 from .shipped import CHECKPOINT_DIR
 
 FORMAT = "three-thirteen-belief"
@@ -138,7 +138,12 @@ def _sha256(data: bytes) -> str:
 
 
 def save_belief(path: str | os.PathLike, belief: Belief, *, extra: dict[str, Any] | None = None) -> Path:
-    """Write ``path`` (weights) and its sidecar (the sidecar last: it names the weights' hash)."""
+    """Write ``path`` (weights) and its sidecar, atomically as a pair, by the policy checkpoints'
+    protocol (:mod:`models.checkpoint`): the weights go to ``path.pending``, replacing the sidecar
+    (which names the weights' hash) is the commit, then the pending file is renamed into place. A
+    kill at any moment leaves the old pair or the new one loadable (:func:`load_belief` takes the
+    pending weights whose hash the sidecar names), and the next save completes or drops what a cut
+    one left."""
     path = Path(path)
     if path.suffix != ".pt":
         raise CheckpointError(f"belief path {str(path)!r} must end in .pt")
@@ -153,11 +158,36 @@ def save_belief(path: str | os.PathLike, belief: Belief, *, extra: dict[str, Any
             "extra": extra or {}}
     sidecar = (jsonio.dumps(meta, indent=2) + "\n").encode()
     path.parent.mkdir(parents=True, exist_ok=True)
-    for target, data in ((path, weights), (path.with_suffix(".json"), sidecar)):
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
+    _finish_interrupted_save(path)
+    pending = _pending(path)
+    _write(pending, weights)
+    side = path.with_suffix(".json")
+    tmp = side.with_name(side.name + ".tmp")
+    _write(tmp, sidecar)
+    os.replace(tmp, side)  # the commit: from here on the sidecar names the new weights
+    os.replace(pending, path)
+    _fsync_dir(path.parent)
     return path
+
+
+def _finish_interrupted_save(path: Path) -> None:
+    """Rename the pending weights of a save cut short after its commit into place; drop those of one
+    cut short before it."""
+    pending = _pending(path)
+    if not pending.exists():
+        return
+    try:
+        sha = json.loads(path.with_suffix(".json").read_text("utf-8")).get("weights_sha256")
+    except (OSError, ValueError, AttributeError):
+        sha = None
+    if sha is not None and _sha256(pending.read_bytes()) == sha:
+        os.replace(pending, path)
+    else:
+        pending.unlink()
+
+
+def _pending(path: Path) -> Path:
+    return path.with_name(path.name + PENDING)
 
 
 def _read(path: Path, limit: int, what: str) -> bytes:
@@ -166,6 +196,43 @@ def _read(path: Path, limit: int, what: str) -> bytes:
     if path.stat().st_size > limit:
         raise CheckpointError(f"{what} {str(path)!r} is over the {limit} bytes allowed: not a file this code wrote")
     return path.read_bytes()
+
+
+def _read_weights(path: Path, sha: str, where: str) -> bytes:
+    """The weights whose sha256 the sidecar names: ``path``, or its pending file (a save cut short
+    after its commit)."""
+    pending = _pending(path)
+    data = _read(path, MAX_FILE_BYTES, "belief weights") if path.exists() or not pending.is_file() else b""
+    if _sha256(data) == sha:
+        return data
+    if pending.is_file() and pending.stat().st_size <= MAX_FILE_BYTES and _sha256(pending.read_bytes()) == sha:
+        return pending.read_bytes()
+    raise CheckpointError(f"{where} is corrupt or truncated: its contents do not match the sha256 in its sidecar")
+
+
+SIDECAR_TYPES: dict[str, tuple[type, str]] = {
+    "obs_version": (int, "an integer >= 0"), "obs_size": (int, "an integer >= 1"),
+    "num_players": (int, "an integer from 2 to 8"), "weights_sha256": (str, "64 hex digits"),
+    "history": (bool, "true or false"), "rules": (dict, "an object of rule options"),
+    "extra": (dict, "an object"), "created": (str, "text"), "torch_version": (str, "text"),
+}
+"""The type of each sidecar field (``history``, ``extra``, ``created``, ``torch_version`` may be absent)."""
+
+
+def _check_sidecar_types(meta: dict[str, Any], where: str) -> None:
+    for key, (kind, allowed) in SIDECAR_TYPES.items():
+        if key not in meta:
+            continue
+        value = meta[key]
+        ok = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+        if ok and key == "weights_sha256":
+            ok = len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+        elif ok and key in ("obs_version", "obs_size", "num_players"):
+            ok = value >= {"obs_version": 0, "obs_size": 1, "num_players": 2}[key] and \
+                (key != "num_players" or value <= 8)
+        if not ok:
+            raise CheckpointError(f"{where}: the sidecar's {key}={str(json.dumps(value))[:60]} is not allowed: it "
+                                  f"must be {allowed}")
 
 
 def load_belief(spec: str | os.PathLike, *, rules: Rules | None = None) -> Belief:
@@ -195,6 +262,7 @@ def load_belief(spec: str | os.PathLike, *, rules: Rules | None = None) -> Belie
                if k not in meta]
     if missing:
         raise CheckpointError(f"{where}: the sidecar lacks the key(s) {missing}")
+    _check_sidecar_types(meta, where)
     network = meta["network"]
     if not isinstance(network, dict) or network.get("class") != "BeliefNet" or \
             not isinstance(network.get("kwargs"), dict):
@@ -213,9 +281,7 @@ def load_belief(spec: str | os.PathLike, *, rules: Rules | None = None) -> Belie
         if rules.num_decks != trained.num_decks:
             raise CheckpointError(f"{where} was trained with {trained.num_decks} deck(s), but the game has "
                                   f"{rules.num_decks} (deck count mismatch)")
-    weights = _read(path, MAX_FILE_BYTES, "belief weights")
-    if _sha256(weights) != meta["weights_sha256"]:
-        raise CheckpointError(f"{where} is corrupt or truncated: its contents do not match the sha256 in its sidecar")
+    weights = _read_weights(path, meta["weights_sha256"], where)
     state = deserialize_state(weights, where)
     if not isinstance(state, dict):
         raise CheckpointError(f"{where} does not hold a state_dict")
@@ -228,4 +294,4 @@ def load_belief(spec: str | os.PathLike, *, rules: Rules | None = None) -> Belie
     if net.num_players != trained.num_players:
         raise CheckpointError(f"{where}: the network is for {net.num_players} players, its rules for "
                               f"{trained.num_players}")
-    return Belief(net, trained, history=bool(meta.get("history", True)), name=name)
+    return Belief(net, trained, history=meta.get("history", True), name=name)

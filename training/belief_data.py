@@ -28,7 +28,10 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import time
+import zipfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -40,7 +43,7 @@ from tt_env.agents import list_agents, make_agent
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
 from tt_env.engine import game
 from tt_env.engine.rules import Rules
-from tt_env.observation import encode
+from tt_env.observation import encode, observation_size
 
 FORMAT = "three-thirteen-belief-data/1"
 
@@ -205,17 +208,64 @@ def to_arrays(results: list[tuple[int, dict[str, list]]], agent_names: list[str]
 
 
 def load(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
-    """The arrays and the metadata of a ``.npz`` written by this module (no pickles)."""
-    with np.load(path, allow_pickle=False) as data:
-        arrays = {k: data[k] for k in data.files if k != "meta"}
-        meta = jsonio.loads(str(data["meta"]), f"the meta of {path}") if "meta" in data.files else None
+    """The arrays and the metadata of a ``.npz`` written by this module (no pickles), checked whole
+    (:func:`check_arrays`); a ``ValueError`` of one line naming the file and the problem otherwise.
+    Arrays other than :data:`ARRAYS` are left out."""
+    if not Path(path).is_file():
+        raise ValueError(f"{path}: no such file")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if not hasattr(data, "files"):
+                raise ValueError("a single array, not an .npz archive")
+            arrays = {k: data[k] for k in data.files if k in ARRAYS}
+            meta_text = str(data["meta"]) if "meta" in data.files else None
+    except (OSError, ValueError, EOFError, KeyError, TypeError, zipfile.BadZipFile, zlib.error) as exc:
+        reason = " ".join(str(exc).split())[:160] or type(exc).__name__
+        raise ValueError(f"{path}: not a readable .npz file (empty, truncated or corrupt: {reason})") from None
+    meta = jsonio.loads(meta_text, f"{path}: the meta") if meta_text is not None else None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         found = meta.get("format") if isinstance(meta, dict) else None
         raise ValueError(f"{path}: not a belief data file of format {FORMAT!r} (found {found!r})")
     missing = sorted(set(ARRAYS) - set(arrays))
     if missing or not isinstance(meta.get("rules"), dict):
         raise ValueError(f"{path}: a belief data file lacking {missing or 'its rules'}")
+    check_arrays(arrays, meta, str(path))
     return arrays, meta
+
+
+def check_arrays(arrays: dict[str, np.ndarray], meta: dict, where: str) -> None:
+    """Refuse (``ValueError`` naming ``where``) arrays a belief data file of ``meta["rules"]`` cannot hold:
+    wrong shapes or widths, no rows, rows of different counts, non-finite numbers, labels over the
+    copies of a card."""
+    try:
+        rules = Rules.from_dict(meta["rules"])
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ValueError(f"{where}: its rules are not valid ({exc})") from None
+    n = rules.num_players
+    shapes = {"obs": (observation_size(n),), "mask": (game.NUM_ACTIONS,), "label": (n - 1, 52),
+              "passed": (n - 1, 52), "recent": (n - 1, 52), "game": (), "round": (), "turn": (), "phase": (),
+              "seats": (n,)}
+    rows = len(arrays["obs"]) if arrays["obs"].ndim else 0
+    if rows == 0:
+        raise ValueError(f"{where}: holds no positions (0 rows): give a file with at least one")
+    for key, tail in shapes.items():
+        a = arrays[key]
+        if a.shape != (rows, *tail):
+            want = "x".join(str(d) for d in (rows, *tail))
+            raise ValueError(f"{where}: {key} has shape {'x'.join(map(str, a.shape)) or 'scalar'}; a file of "
+                             f"{rows} {n}-player positions needs {want}")
+        if a.dtype.kind not in "biuf":
+            raise ValueError(f"{where}: {key} holds {a.dtype} values; allowed are numbers")
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            raise ValueError(f"{where}: {key} holds NaN or infinite values; every number must be finite")
+    for key in ("label", "passed"):
+        a = arrays[key]
+        if a.dtype.kind == "f" and not np.array_equal(a, np.round(a)):
+            raise ValueError(f"{where}: {key} holds fractions; allowed are card counts 0..{rules.num_decks}")
+        low, high = int(a.min()), int(a.max())
+        if low < 0 or high > rules.num_decks:
+            raise ValueError(f"{where}: {key} holds a count of {high if high > rules.num_decks else low} copies of "
+                             f"a card; allowed are 0..{rules.num_decks} ({rules.num_decks} deck(s))")
 
 
 def _noise_levels(text: str) -> list[float]:
@@ -245,6 +295,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the games (default 0)")
     parser.add_argument("--workers", type=int_at_least(1), default=1, help="worker processes (default 1)")
     parser.add_argument("--out", required=True, help="the .npz file to write")
+    parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.players > 8:
@@ -265,7 +316,14 @@ def main(argv: Sequence[str] | None = None) -> Path:
     problem = output_file_problem(args.out, suffixes=(".npz",))
     if problem:
         parser.error(f"--out {args.out}: {problem}")
+    if os.path.lexists(args.out) and not args.overwrite:
+        parser.error(f"--out {args.out}: the file exists: give --overwrite to replace it, or another name")
     rules = Rules(num_players=args.players)
+    for name in sorted(set(mix)):  # every agent built once here, so none fails after games were played
+        try:
+            make_agent(name, rules)
+        except (ValueError, ImportError, OSError, KeyError, TypeError) as exc:
+            parser.error(f"--agents: {name} cannot play {args.players}-player games: {' '.join(str(exc).split())}")
     t0 = time.perf_counter()
     results = collect(rules, args.games, args.seed, mix, args.noise, args.keep, args.workers, args.first_game,
                       progress=not args.quiet, seats=args.seats)

@@ -189,23 +189,33 @@ def main(argv: Sequence[str] | None = None) -> dict:
         problem = path and output_file_problem(path, suffixes=suffixes)
         if problem:
             parser.error(f"{flag} {path}: {problem}")
+    loaded = []
+    for p in args.data or []:  # every file checked before any work
+        try:
+            loaded.append(belief_data.load(p))
+        except (OSError, ValueError) as exc:
+            parser.error(f"--data: {exc}")
+    for path in (args.plot, args.json):  # the folders made now: a run is not lost at its end for a missing one
+        if path:
+            try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                parser.error(f"cannot make the folder of {path}: {exc}")
+    beliefs = []
+    for i, n in enumerate(args.players):  # every belief loaded before any work
+        spec = args.belief[i] if args.belief else f"belief-{n}p-v0"
+        try:
+            beliefs.append(load_belief(spec, rules=Rules(num_players=n)))
+        except (CheckpointError, OSError, ValueError) as exc:
+            parser.error(f"--belief {spec}: {exc}")
     rng = np.random.default_rng(args.seed)
     results: dict[int, dict] = {}
     t0 = time.perf_counter()
-    for i, n in enumerate(args.players):
+    for n, belief in zip(args.players, beliefs):
         rules = Rules(num_players=n)
-        spec = args.belief[i] if args.belief else f"belief-{n}p-v0"
-        try:
-            belief = load_belief(spec, rules=rules)
-        except (CheckpointError, OSError) as exc:
-            parser.error(f"--belief {spec}: {exc}")
         sources = []
         if args.data:
-            for p in args.data:
-                try:
-                    arrays, meta = belief_data.load(p)
-                except (OSError, ValueError) as exc:
-                    parser.error(f"--data: {exc}")
+            for arrays, meta in loaded:
                 if meta["rules"].get("num_players") == n:
                     sources.append(("+".join(meta.get("seats") or meta["mix"]), arrays))
             if not sources:

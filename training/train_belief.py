@@ -12,6 +12,7 @@ cross-entropy per hidden card (bits) is printed next to the uniform belief's.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -121,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser = CommandParser(prog="python -m training.train_belief", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", nargs="+", required=True, help="belief data files (.npz) of one player count")
     parser.add_argument("--out", required=True, help="the belief checkpoint to write (.pt, with its .json)")
+    parser.add_argument("--overwrite", action="store_true", help="replace --out (and its .json) if it exists")
     parser.add_argument("--epochs", type=int_at_least(1), default=8)
     parser.add_argument("--lr", type=positive_float(1.0), default=2e-3)
     parser.add_argument("--batch", type=int_at_least(1), default=1024)
@@ -137,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> Path:
     problem = output_file_problem(args.out, suffixes=(".pt",))
     if problem:
         parser.error(f"--out {args.out}: {problem}")
+    if not args.overwrite and any(os.path.lexists(p) for p in (args.out, Path(args.out).with_suffix(".json"))):
+        parser.error(f"--out {args.out}: a belief is already there: give --overwrite to replace it, or another name")
     if not (math.isfinite(args.weight_decay) and args.weight_decay >= 0.0):
         parser.error(f"--weight-decay {args.weight_decay} is not allowed: use a number >= 0")
     if not 0.0 < args.val_share < 1.0:
@@ -147,10 +151,10 @@ def main(argv: Sequence[str] | None = None) -> Path:
         rules = Rules.from_dict(parts[0][1]["rules"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         parser.error(f"--data: {exc}")
-    for _, meta in parts[1:]:
+    for path, (_, meta) in zip(args.data[1:], parts[1:]):
         if meta["rules"] != parts[0][1]["rules"]:
-            parser.error("--data: the files were made under different rules")
-    arrays = {k: np.concatenate([a[k] for a, _ in parts]) for k in parts[0][0]}
+            parser.error(f"--data {path}: made under other rules than {args.data[0]}: give files of one rule set")
+    arrays = {k: np.concatenate([a[k] for a, _ in parts]) for k in belief_data.ARRAYS}
     offset = 0
     games = []
     for a, _ in parts:  # games of different files stay apart

@@ -67,6 +67,11 @@ class ThreeThirteenEnv(Env):
         config = dict(config)
         config.setdefault("seed", None)
         config.setdefault("allow_step_back", False)
+        seed = config["seed"]
+        if seed is not None:  # RLCard's own check fails with an AttributeError of its own (rlcard.utils.seeding)
+            if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+                raise ValueError(f"seed={seed!r} is not allowed: use None or an integer >= 0")
+            config["seed"] = int(seed)
         if not isinstance(config["allow_step_back"], bool):
             raise ValueError(f"allow_step_back={config['allow_step_back']!r} is not allowed: use True or False")
         self.name = ENV_ID

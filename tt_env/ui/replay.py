@@ -32,7 +32,7 @@ from ..actions import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
 from ..cli_checks import CommandParser, command_name, output_dir_problem, output_file_problem, positive_float
 from ..optional import require
 from .records import GameRecord, load_record, replay, replay_final
-from .tui import card_label, final_view, require_rich, round_view, table_view
+from .tui import card_label, final_view, printable_name, require_rich, round_view, table_view
 
 
 def describe_action(seat: int, top: int | None, action: int, state_after: Any, names: Sequence[str]) -> str:
@@ -102,7 +102,7 @@ def save_frames(record: GameRecord, directory: str | Path, *, seat: int = 0, pri
 def print_replay(record: GameRecord, console: Any, *, step: bool = False,
                  input_fn: Callable[[str], str] = input) -> None:
     """Print every move and each round's end; with ``step``, show the table and wait for Enter."""
-    names = list(record.seats)
+    names = [printable_name(n) for n in record.seats]  # a record's names reach the terminal escaped
     console.print(f"Game of {record.rules.num_players} players, seed {record.seed}, rounds "
                   f"{list(record.rules.rounds)}: " + ", ".join(f"player_{p} {n}" for p, n in enumerate(names)),
                   markup=False)

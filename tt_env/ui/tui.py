@@ -83,6 +83,17 @@ def hand_text(cards: Sequence[int], wild_rank: int, *, new_card: int | None = No
     return out if len(out) else Text("(empty)", style="dim")
 
 
+def printable_name(name: str) -> str:
+    """``name`` safe to print on a terminal: control and format characters (escape sequences that clear the
+    screen or set the window title, bidirectional overrides) written as ``\\x1b``-style escapes."""
+    return "".join(c if c.isprintable() or c == " " else _escaped(c) for c in name)
+
+
+def _escaped(c: str) -> str:
+    code = ord(c)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
 def seat_label(seat: int, names: Sequence[str], you: int | None) -> str:
     """``You`` for the human seat, else ``player_i (agent name)``."""
     return "You" if seat == you else f"player_{seat} ({names[seat]})"
@@ -134,7 +145,7 @@ def table_view(state: GameState, seat: int, names: Sequence[str], *, you: int | 
         body.add_row(Text(f"{who} gone out:{note}", style="bold magenta"))
     status = "game over" if state.game_over else (
         f"{seat_label(state.current_player, names, you)} to {'draw' if state.phase == PHASE_DRAW else 'discard'}")
-    return Panel(body, title="Three Thirteen", subtitle=status, expand=False)
+    return Panel(body, title="Three Thirteen", subtitle=Text(status), expand=False)  # Text: a name is no markup
 
 
 def hand_line(state: GameState, seat: int, names: Sequence[str], *, you: int | None = None,
@@ -169,6 +180,7 @@ def round_view(record: RoundRecord, rules: Rules, scores: Sequence[int], names: 
                you: int | None = None) -> Any:
     """Every hand of a finished round in its melds, the points each scored and the totals."""
     from rich.table import Table
+    from rich.text import Text
 
     wild = rank_label(round_wild_rank(record.round_number))
     table = Table(title=f"End of round {record.round_number} (wild {wild}s, {record.turns} turns)",
@@ -180,7 +192,7 @@ def round_view(record: RoundRecord, rules: Rules, scores: Sequence[int], names: 
     for p, hand in enumerate(record.hands):
         label = seat_label(p, names, you) + (" (went out)" if record.went_out == p else "")
         laid_out = melds_text(hand, rules, round_wild_rank(record.round_number))
-        table.add_row(label, laid_out, str(record.points[p]), str(scores[p]))
+        table.add_row(Text(label), laid_out, str(record.points[p]), str(scores[p]))  # Text: a name is no markup
     if record.went_out is None:
         table.caption = f"nobody went out: the round stopped after {record.turns} turns"
     return table
@@ -189,6 +201,7 @@ def round_view(record: RoundRecord, rules: Rules, scores: Sequence[int], names: 
 def final_view(state: GameState, names: Sequence[str], you: int | None = None) -> Any:
     """The totals after the last round, lowest first, and the winner(s)."""
     from rich.table import Table
+    from rich.text import Text
 
     won = winners(state)
     table = Table(title="Game over", title_style="bold")
@@ -197,11 +210,12 @@ def final_view(state: GameState, names: Sequence[str], you: int | None = None) -
         table.add_column(f"r{rec.round_number}", justify="right")
     table.add_column("total", justify="right", style="bold")
     for p in sorted(range(state.rules.num_players), key=lambda q: state.scores[q]):
-        row = [seat_label(p, names, you) + (" ★" if p in won else "")]
+        row: list[Any] = [Text(seat_label(p, names, you) + (" ★" if p in won else ""))]  # Text: a name is no markup
         row += [str(rec.points[p]) for rec in state.round_results] + [str(state.scores[p])]
         table.add_row(*row)
     if you is not None and you in won:
         table.caption = "You win!" if len(won) == 1 else "You share the win."
     else:
-        table.caption = " and ".join(seat_label(p, names, you) for p in won) + (" win." if len(won) > 1 else " wins.")
+        table.caption = Text(" and ".join(seat_label(p, names, you) for p in won) + (" win." if len(won) > 1 else
+                                                                                    " wins."))
     return table

@@ -20,7 +20,13 @@ to the names it was started for; the engine decides every rule and the server tr
 the browser sends (a bad or out-of-turn move gets a 4xx with a message and changes nothing);
 games belong to the browser session that made them (a cookie) and at most ``--max-games`` are
 kept; no pickles, and the only files it reads are its own and the checkpoints named with
-``--checkpoint``.
+``--checkpoint`` (a ``.pt`` checkpoint or a Stable-Baselines3 ``model.zip``).
+
+Limits: request bodies of at most 2,000,000 bytes; games of at most ``MAX_GAME_MOVES`` (5,000)
+moves, a longer record refused with 413 before it is replayed and rules allowing a longer game with
+400 (about 10 MB a kept game); ``DEFAULT_MAX_JOBS`` (2) agent games computed at once, one more
+refused with 503; a new Watch game stopped after ``MAX_WORK_SECONDS`` (300 s) or as soon as its
+browser closes the request; unseeded games seeded from ``secrets`` below 2**53 (see ``config.py``).
 
 The JSON API (every answer JSON; errors are ``{"error": message}`` with a 4xx status):
 

@@ -11,7 +11,10 @@ pages to their own scripts (a Content-Security-Policy of ``'self'``). A refused 
 
 from __future__ import annotations
 
+import asyncio
 import secrets
+import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,16 +34,20 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..engine.rules import ACES_OPTIONS, ALL_ROUNDS, MAX_DECKS, MAX_PLAYERS, MIN_PLAYERS, Rules
 from ..jsonio import to_strict
 from .catalog import AgentCatalog
-from .config import DEFAULT_MAX_GAMES, LOOPBACK_HOSTS
+from .config import DEFAULT_MAX_GAMES, DEFAULT_MAX_JOBS, LOOPBACK_HOSTS, MAX_WORK_SECONDS
 from .play_game import HUMAN, AgentFailed, PlayGame
 from .results import MAX_DEALS, Evaluate, EvaluationRunner, results_view
 from .store import SESSION_COOKIE, GameStore, new_session_id, valid_session_id
-from .validate import RequestError, int_field, list_field, object_field, only_keys, read_json, rule_options, rules_field
-from .watch_game import WatchGame, play_agents_game, record_from_upload
+from .validate import (RequestError, int_field, list_field, object_field, only_keys, query_int, read_json, rule_options,
+                       rules_field)
+from .watch_game import Stopped, WatchGame, play_agents_game, record_from_upload
 
 STATIC = Path(__file__).resolve().parent / "static"
 PAGES = ("play", "watch", "leaderboard")
 MAX_SEED = 2**63 - 1
+HIDDEN_SEED_BOUND = 2**53
+"""A game without a given seed gets one of ``0 .. 2**53 - 1`` from ``secrets``: too many to search from a
+player's own hand (a seed below a million was found in seconds), and exact as a JavaScript number."""
 SECURITY_HEADERS = {
     "content-security-policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
                                "frame-ancestors 'none'; form-action 'self'",
@@ -87,15 +94,71 @@ def json_answer(data: Any, status: int = 200, headers: dict[str, str] | None = N
     return JSONResponse(to_strict(data), status_code=status, headers=headers)
 
 
+def new_seed() -> int:
+    """A seed nobody can find from what a player sees (:data:`HIDDEN_SEED_BOUND`)."""
+    return secrets.randbelow(HIDDEN_SEED_BOUND)
+
+
+class WorkLimit:
+    """At most ``max_jobs`` agent computations at a time (503 past that), each stopped when its
+    browser goes away or after ``max_seconds``."""
+
+    def __init__(self, max_jobs: int, max_seconds: float) -> None:
+        if max_jobs < 1:
+            raise ValueError(f"max_jobs={max_jobs} is not allowed: use an integer >= 1")
+        self.max_jobs, self.max_seconds = max_jobs, max_seconds
+        self._slots = threading.BoundedSemaphore(max_jobs)
+
+    async def run(self, request: Request, work: Callable[[threading.Event], Any]) -> Any:
+        """``work(stop)`` in a worker thread; ``stop`` is set when the request's client disconnects or
+        time runs out. The slot is held until the thread itself ends."""
+        if not self._slots.acquire(blocking=False):
+            raise RequestError(f"the server is busy: {self.max_jobs} games are being computed; try again when "
+                               f"one has finished", 503)
+        stop = threading.Event()
+
+        def in_thread() -> Any:
+            try:
+                return work(stop)
+            finally:
+                self._slots.release()
+
+        task = asyncio.ensure_future(run_in_threadpool(in_thread))
+        deadline = time.monotonic() + self.max_seconds
+        why = ""
+        try:
+            while not task.done():
+                await asyncio.wait({task}, timeout=0.1)
+                if task.done() or stop.is_set():
+                    continue
+                if await request.is_disconnected():
+                    why = "the browser closed the request, so its game was stopped"
+                    stop.set()
+                elif time.monotonic() > deadline:
+                    why = (f"the agents took over {self.max_seconds:g} s on this game and were stopped: choose "
+                           f"faster agents or fewer rounds")
+                    stop.set()
+        except asyncio.CancelledError:
+            stop.set()
+            raise
+        try:
+            return task.result()
+        except Stopped:
+            raise RequestError(why or "the game was stopped", 503) from None
+
+
 def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_GAMES,
                allowed_hosts: Sequence[str] = LOOPBACK_HOSTS, evaluate: Evaluate | None = None,
-               catalog: AgentCatalog | None = None) -> Starlette:
+               catalog: AgentCatalog | None = None, max_jobs: int = DEFAULT_MAX_JOBS,
+               max_work_seconds: float = MAX_WORK_SECONDS) -> Starlette:
     """The app. ``checkpoints``: the only checkpoint files it may seat; ``max_games``: games kept in
     memory (Play and Watch together, the least recently used evicted); ``allowed_hosts``: the names
-    the browser may reach it by; ``evaluate``: the evaluator (``training.evaluate.evaluate`` by default)."""
+    the browser may reach it by; ``evaluate``: the evaluator (``training.evaluate.evaluate`` by default);
+    ``max_jobs``: agent games computed at once; ``max_work_seconds``: the time a new Watch game may take."""
     catalog = catalog or AgentCatalog(checkpoints)
     store = GameStore(max_games)
     runner = EvaluationRunner(evaluate)
+    work = WorkLimit(max_jobs, max_work_seconds)
 
     def session(request: Request) -> str:
         return request.state.session
@@ -126,17 +189,18 @@ def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_
         if seats.count(HUMAN) != 1:
             raise RequestError(f"seats={seats!r}: name exactly one seat {HUMAN!r} (you) and an agent at every other")
         rules = rules_field(body, len(seats))
-        seed = int_field(body, "seed", 0, MAX_SEED, default=secrets.randbelow(1_000_000))
+        seed = int_field(body, "seed", 0, MAX_SEED, default=None)
+        seed = new_seed() if seed is None else seed
         seat = seats.index(HUMAN)
         names = {p: catalog.check(name, rules.num_players) for p, name in enumerate(seats) if p != seat}
 
-        def start() -> tuple[str, dict]:
+        def start(stop: threading.Event) -> tuple[str, dict]:
             agents = {p: catalog.make(name, rules) for p, name in names.items()}
             game = PlayGame(rules, seat, agents, names, seed)
             game.start()
             return store.add(session(request), game), game.view()
 
-        key, view = await run_in_threadpool(start)
+        key, view = await work.run(request, start)
         return json_answer({"game_id": key, **view}, status=201)
 
     def play_game(request: Request) -> PlayGame:
@@ -144,10 +208,8 @@ def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_
 
     async def play_view(request: Request) -> Response:
         game = play_game(request)
-        since = request.query_params.get("since", "0")
-        if not since.isdigit():
-            raise RequestError(f"since={since!r} is not allowed: use a move number >= 0")
-        return json_answer(await _locked(game, game.view, int(since)))
+        since = query_int(request.query_params.get("since", "0"), "since", "a move number >= 0")
+        return json_answer(await _locked(game, game.view, since))
 
     async def play_action(request: Request) -> Response:
         game = play_game(request)
@@ -196,14 +258,15 @@ def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_
         only_keys(body, ("seats", "rules", "seed"))
         seats = list_field(body, "seats", MIN_PLAYERS, MAX_PLAYERS)
         rules = rules_field(body, len(seats))
-        seed = int_field(body, "seed", 0, MAX_SEED, default=secrets.randbelow(1_000_000))
+        seed = int_field(body, "seed", 0, MAX_SEED, default=None)
+        seed = new_seed() if seed is None else seed
         names = [catalog.check(name, rules.num_players) for name in seats]
 
-        def play() -> WatchGame:
+        def play(stop: threading.Event) -> WatchGame:
             agents = [catalog.make(name, rules) for name in names]
-            return WatchGame(play_agents_game(agents, names, rules, seed))
+            return WatchGame(play_agents_game(agents, names, rules, seed, stop))
 
-        game = await run_in_threadpool(play)
+        game = await work.run(request, play)
         return json_answer({"watch_id": store.add(session(request), game), **game.view(0, None)}, status=201)
 
     async def watch_view(request: Request) -> Response:
@@ -212,9 +275,9 @@ def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_
         unknown = sorted(set(query) - {"step", "seat"})
         if unknown:
             raise RequestError(f"unknown query parameter(s) {unknown}: use step and seat")
-        step = _query_int(query.get("step", "0"), "step", f"a position 0..{game.steps}")
+        step = query_int(query.get("step", "0"), "step", f"a position 0..{game.steps}")
         seat_text = query.get("seat", "all")
-        viewer = None if seat_text == "all" else _query_int(seat_text, "seat", "all or a seat number")
+        viewer = None if seat_text == "all" else query_int(seat_text, "seat", "all or a seat number")
         return json_answer(await _locked(game, game.view, step, viewer))
 
     async def watch_download(request: Request) -> Response:
@@ -282,7 +345,7 @@ def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)), Middleware(BrowserSession)]
     handlers = {RequestError: refused, HTTPException: http_error, AgentFailed: agent_failed}
     app = Starlette(routes=routes, middleware=middleware, exception_handlers=handlers)
-    app.state.catalog, app.state.store, app.state.runner = catalog, store, runner
+    app.state.catalog, app.state.store, app.state.runner, app.state.work = catalog, store, runner, work
     return app
 
 
@@ -294,12 +357,6 @@ async def _locked(game: PlayGame | WatchGame, fn: Callable[..., Any], *args: Any
             return fn(*args)
 
     return await run_in_threadpool(run)
-
-
-def _query_int(text: str, name: str, allowed: str = "an integer >= 0") -> int:
-    if not text.isdigit():
-        raise RequestError(f"{name}={text!r} is not allowed: use {allowed}")
-    return int(text)
 
 
 def _record_download(data: dict, filename: str) -> Response:

@@ -85,7 +85,12 @@ def checkpoint_players(path: str) -> int:
     if not Path(path).is_file():
         raise ValueError(f"--checkpoint {path}: no such file")
     try:
-        players = int(read_metadata(path)["num_players"])
+        if path.lower().endswith(".zip"):  # a Stable-Baselines3 model.zip: no sidecar, the count is in the weights
+            from models.sb3_zip import read_sb3_zip
+
+            players = int(read_sb3_zip(path)[1]["num_players"])
+        else:
+            players = int(read_metadata(path)["num_players"])
         make_agent(path, Rules(num_players=players))
     except (ValueError, KeyError, OSError) as exc:
         raise ValueError(f"--checkpoint {path}: cannot load it: {exc}") from None

@@ -5,3 +5,13 @@ DEFAULT_MAX_GAMES = 100
 """Games kept in memory (Play and Watch, all browsers together) before the least recently used is dropped."""
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
 """The names the app answers to when it listens on this machine only."""
+MAX_GAME_MOVES = 5000
+"""Most moves of a game the app replays or plays (a record sent to Watch, a new game's rules): a whole
+game of the default rules at 8 seats is at most 4,554. A game of 5,000 moves keeps about 10 MB and
+takes about half a second to check."""
+DEFAULT_MAX_JOBS = 2
+"""Agent games computed at the same time (new Watch games and the agents' opening moves of new Play
+games); one more is refused with 503 until one ends."""
+MAX_WORK_SECONDS = 300
+"""Longest a new Watch game's agents may think in all; the game is then stopped and refused with 503.
+Work whose browser has gone (the request closed) is stopped at the next move."""

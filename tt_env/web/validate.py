@@ -14,7 +14,9 @@ from typing import Any
 
 from starlette.requests import Request
 
+from ..engine.game import max_actions
 from ..engine.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, option_names
+from .config import MAX_GAME_MOVES
 
 MAX_BODY_BYTES = 2_000_000
 """Largest request body read (a full 11-round record of 8 players is about 10 kB)."""
@@ -44,8 +46,10 @@ async def read_json(request: Request, *, limit: int = MAX_BODY_BYTES) -> dict[st
             raise RequestError(f"the request body is over {limit} bytes", 413)
     try:
         data = json.loads(bytes(body) or b"null")
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RequestError(f"the request body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise RequestError("the request body is JSON nested too deeply to read") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, integers past Python's digit limit
+        raise RequestError(f"the request body is not valid JSON: {_short(str(exc))}") from None
     if not isinstance(data, dict):
         raise RequestError(f"the request body must be a JSON object, not {type(data).__name__}")
     return data
@@ -72,7 +76,7 @@ def int_field(body: Mapping[str, Any], name: str, low: int, high: int | None = N
         return default
     value = body[name]
     if not is_int(value) or value < low or (high is not None and value > high):
-        raise RequestError(f"{name}={value!r} is not allowed: use an integer {_span(low, high)}")
+        raise RequestError(f"{name}={_short(repr(value))} is not allowed: use an integer {_span(low, high)}")
     return value
 
 
@@ -110,14 +114,33 @@ def rules_field(body: Mapping[str, Any], num_players: int) -> Rules:
     if "num_players" in options:
         raise RequestError("give the player count by the seats, not as rules.num_players")
     try:
-        return Rules.from_dict({"num_players": num_players, **options})
+        rules = Rules.from_dict({"num_players": num_players, **options})
     except (TypeError, ValueError) as exc:
-        raise RequestError(f"bad rules: {exc}") from None
+        raise RequestError(f"bad rules: {_short(str(exc))}") from None
+    if max_actions(rules) > MAX_GAME_MOVES:
+        turns = max(MAX_GAME_MOVES // (2 * len(rules.rounds)) - num_players + 1, 1)
+        raise RequestError(f"bad rules: a game of these rules may take more than {MAX_GAME_MOVES} moves, the most "
+                           f"this server plays: use max_turns_per_round 1..{turns} for {len(rules.rounds)} "
+                           f"round(s) of {num_players} players")
+    return rules
 
 
 def rule_options() -> list[str]:
     """The rule options a request may set (every :class:`Rules` field but ``num_players``)."""
     return [name for name in option_names() if name != "num_players"]
+
+
+def query_int(text: str, name: str, allowed: str) -> int:
+    """A query parameter as an int: ASCII digits only (``int()`` also reads ``"١٢"`` and ``str.isdigit``
+    passes ``"²"``), at most 18 of them."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 18):
+        raise RequestError(f"{name}={_short(repr(text))} is not allowed: use {allowed}")
+    return int(text)
+
+
+def _short(text: str, limit: int = 120) -> str:
+    """``text`` cut to ``limit`` characters (a 4,000-digit number in a message is no help)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
 def _span(low: int, high: int | None) -> str:

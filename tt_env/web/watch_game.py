@@ -20,6 +20,7 @@ from ..engine.game import GameState, RoundRecord, action_mask, legal_actions, ne
 from ..engine.rules import Rules
 from ..observation import encode
 from ..ui.records import GameRecord, record_from_game, replay
+from .config import MAX_GAME_MOVES
 from .validate import RequestError
 from .views import event_seen_by, play_move, round_end_view, round_totals, table_view
 
@@ -87,12 +88,23 @@ class WatchGame:
                 "last": last, "recent": recent, "round_end": round_end, "seats": self.names}
 
 
-def play_agents_game(agents: Sequence[Agent], names: Sequence[str], rules: Rules, seed: int) -> GameRecord:
-    """A whole game among ``agents`` (seat ``p``: ``agents[p]``) on the engine, as a record."""
+class Stopped(Exception):
+    """A game's computation stopped by its ``stop`` event (its browser gone, or out of time)."""
+
+
+def play_agents_game(agents: Sequence[Agent], names: Sequence[str], rules: Rules, seed: int,
+                     stop: threading.Event | None = None) -> GameRecord:
+    """A whole game among ``agents`` (seat ``p``: ``agents[p]``) on the engine, as a record; raises
+    :class:`Stopped` before the next move once ``stop`` is set, and refuses a game past
+    :data:`~.config.MAX_GAME_MOVES` moves."""
     state = new_game(rules, np.random.default_rng(seed))
     rng = np.random.default_rng([seed, 1])
     actions: list[int] = []
     while not state.game_over:
+        if stop is not None and stop.is_set():
+            raise Stopped(f"the game was stopped after {len(actions)} moves")
+        if len(actions) >= MAX_GAME_MOVES:
+            raise RequestError(f"the game took more than {MAX_GAME_MOVES} moves, the most this server plays")
         p = state.current_player
         action = int(agents[p].act(encode(state, p), action_mask(state), rng))
         if action not in legal_actions(state):
@@ -103,7 +115,12 @@ def play_agents_game(agents: Sequence[Agent], names: Sequence[str], rules: Rules
 
 
 def record_from_upload(data: Mapping[str, Any]) -> GameRecord:
-    """A record from the JSON the browser sent (400 naming what is wrong)."""
+    """A record from the JSON the browser sent (400 naming what is wrong; 413 for one of more than
+    :data:`~.config.MAX_GAME_MOVES` moves, before any of it is replayed)."""
+    actions = data.get("actions")
+    if isinstance(actions, list) and len(actions) > MAX_GAME_MOVES:
+        raise RequestError(f"the record has {len(actions):,} moves: this server replays records of at most "
+                           f"{MAX_GAME_MOVES} moves", 413)
     try:
         return GameRecord.from_dict(data, source="the record")
     except (TypeError, ValueError) as exc:

@@ -1,0 +1,134 @@
+"""Every refusal of the SB3 ``.zip`` loader, each with its message (issue 25: one-line bugs in the
+refusals survived the tests of :mod:`models.sb3_zip`)."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import pytest
+
+pytest.importorskip("sb3_contrib")
+import torch  # noqa: E402
+
+from models.checkpoint import CheckpointError  # noqa: E402
+from models.sb3_zip import read_sb3_zip  # noqa: E402
+from test_sb3_zip import rewrite, trained  # noqa: E402,F401  (the module's trained model)
+
+
+def weights_of(path) -> dict:
+    return torch.load(io.BytesIO(zipfile.ZipFile(path).read("policy.pth")), weights_only=True)
+
+
+def with_weights(src, dst, change) -> None:
+    state = weights_of(src)
+    change(state)
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    rewrite(src, dst, {"policy.pth": buf.getvalue()})
+
+
+def with_data(src, dst, change) -> None:
+    data = json.loads(zipfile.ZipFile(src).read("data"))
+    change(data)
+    rewrite(src, dst, {"data": json.dumps(data).encode()})
+
+
+def _drop(key):
+    return lambda s: s.pop(key)
+
+
+def _rename(old, new):
+    return lambda s: s.__setitem__(new, s.pop(old))
+
+
+WEIGHT_CASES = {
+    "gap": (lambda s: (_rename("mlp_extractor.policy_net.2.weight", "mlp_extractor.policy_net.4.weight")(s),
+                       _rename("mlp_extractor.policy_net.2.bias", "mlp_extractor.policy_net.4.bias")(s)),
+            "mlp_extractor.policy_net is not a stack of Linear layers"),
+    "no bias": (_drop("mlp_extractor.value_net.0.bias"), "mlp_extractor.value_net.0 is not a Linear layer"),
+    "bias shape": (lambda s: s.__setitem__("mlp_extractor.policy_net.0.bias", torch.zeros(3)),
+                   "mlp_extractor.policy_net.0 is not a Linear layer"),
+    "no chain": (lambda s: s.update({"mlp_extractor.policy_net.2.weight": torch.zeros(16, 15),
+                                     "mlp_extractor.value_net.2.weight": torch.zeros(16, 15)}), "do not chain"),
+    "action rows": (lambda s: s.update({"action_net.weight": torch.zeros(53, 16), "action_net.bias": torch.zeros(53)}),
+                    "action_net does not map 16 features to 54 output"),
+    "value rows": (lambda s: s.update({"value_net.weight": torch.zeros(2, 16), "value_net.bias": torch.zeros(2)}),
+                   "value_net does not map 16 features to 1 output"),
+    "no head": (_drop("action_net.weight"), "action_net does not map"),
+    "obs length": (lambda s: s.update({"mlp_extractor.policy_net.0.weight": torch.zeros(16, 100),
+                                       "mlp_extractor.value_net.0.weight": torch.zeros(16, 100)}),
+                   "observations of length 100"),
+    "nan": (lambda s: s["action_net.bias"].__setitem__(0, float("nan")), "non-finite"),
+    "not a tensor": (lambda s: s.__setitem__("action_net.bias", [0.0] * 54), ""),
+}
+
+
+@pytest.mark.parametrize("case", list(WEIGHT_CASES))
+def test_weights_our_network_cannot_take_are_refused(trained, tmp_path, case):  # noqa: F811
+    change, message = WEIGHT_CASES[case]
+    bad = tmp_path / "m.zip"
+    with_weights(trained[1], bad, change)
+    with pytest.raises(CheckpointError, match=message) as info:
+        read_sb3_zip(bad)
+    assert "\n" not in str(info.value)
+
+
+DATA_CASES = {
+    "relu": (lambda d: d["policy_kwargs"].__setitem__("activation_fn", "<class 'torch.nn.modules.activation.ReLU'>"),
+             "activation <class 'torch.nn.modules.activation.ReLU'>; only Tanh"),
+    "shared": (lambda d: d["policy_kwargs"].__setitem__("share_features_extractor", False),
+               "share_features_extractor=False is not supported"),
+    "policy module": (lambda d: d.__setitem__("policy_class", {"__module__": "my.policies"}),
+                      "its policy comes from 'my.policies'"),
+}
+
+
+@pytest.mark.parametrize("case", list(DATA_CASES))
+def test_what_the_data_says_is_checked(trained, tmp_path, case):  # noqa: F811
+    change, message = DATA_CASES[case]
+    bad = tmp_path / "m.zip"
+
+    def ensure(d):
+        if not isinstance(d.get("policy_kwargs"), dict):
+            d["policy_kwargs"] = {}
+        change(d)
+
+    with_data(trained[1], bad, ensure)
+    with pytest.raises(CheckpointError, match=message):
+        read_sb3_zip(bad)
+
+
+def test_the_data_that_is_allowed_loads(trained, tmp_path):  # noqa: F811
+    ok = tmp_path / "ok.zip"
+    with_data(trained[1], ok, lambda d: d.update(
+        policy_kwargs={"activation_fn": "<class 'torch.nn.modules.activation.Tanh'>", "share_features_extractor": True},
+        policy_class={"__module__": "stable_baselines3.common.policies"}))
+    assert read_sb3_zip(ok)[1]["num_players"] == 2
+
+
+def test_too_many_members_and_too_large_files_are_refused(trained, tmp_path, monkeypatch):  # noqa: F811
+    import models.sb3_zip as sb3_zip
+
+    def with_members(total: int):
+        out = tmp_path / f"members{total}.zip"
+        with zipfile.ZipFile(trained[1]) as zin, zipfile.ZipFile(out, "w") as zout:
+            items = zin.infolist()
+            for item in items:
+                zout.writestr(item, zin.read(item.filename))
+            for i in range(total - len(items)):
+                zout.writestr(f"extra{i}", b"")
+        return out
+
+    assert read_sb3_zip(with_members(sb3_zip.MAX_MEMBERS))[1]["num_players"] == 2  # the limit itself is allowed
+    with pytest.raises(CheckpointError, match=f"has over {sb3_zip.MAX_MEMBERS} files"):
+        read_sb3_zip(with_members(sb3_zip.MAX_MEMBERS + 1))
+    size = trained[1].stat().st_size
+    monkeypatch.setattr(sb3_zip, "MAX_FILE_BYTES", size)
+    assert read_sb3_zip(trained[1])[1]["num_players"] == 2
+    monkeypatch.setattr(sb3_zip, "MAX_FILE_BYTES", size - 1)
+    with pytest.raises(CheckpointError, match=f"is over the {size - 1} bytes allowed"):
+        read_sb3_zip(trained[1])
+    with pytest.raises(CheckpointError, match="is not a file"):
+        read_sb3_zip(tmp_path)
