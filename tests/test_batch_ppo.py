@@ -264,3 +264,17 @@ def test_privileged_critic_trains_and_its_checkpoint_acts_alone(tmp_path):
     final = weights(run.path)
     assert not any(k.startswith("mlp.") for k in final)  # the checkpoint is the policy network only
     plays_a_legal_game(run.checkpoints / "final.pt")
+
+
+def test_rollout_inputs_are_the_scalar_features(tmp_path):
+    """The stored network inputs are ``net.preprocess`` of the observations: CardNet's solver and
+    lookahead features exactly as ``models.features`` / ``models.lookahead_features`` give them."""
+    cfg = config(tmp_path, "feat", "network_kwargs={channels: 8, hidden: 16, lookahead_features: true}",
+                 "opponents={self: 1.0}")
+    net = batch_ppo.build_net(cfg)
+    tables = BatchTables(cfg, net, None, torch.device("cpu"))
+    data = tables.collect(6, 0.99, 0.95)
+    obs = data.x[:, :net.obs_size].numpy()
+    want = net.preprocess(obs, data.mask.numpy().astype(np.int8))
+    assert data.x.shape[1] == net.input_size > net.obs_size
+    assert np.array_equal(data.x.numpy(), want)
