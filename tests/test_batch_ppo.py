@@ -278,3 +278,8 @@ def test_rollout_inputs_are_the_scalar_features(tmp_path):
     want = net.preprocess(obs, data.mask.numpy().astype(np.int8))
     assert data.x.shape[1] == net.input_size > net.obs_size
     assert np.array_equal(data.x.numpy(), want)
+
+
+def test_the_default_config_file_is_the_defaults():
+    root = Path(__file__).resolve().parents[1]
+    assert load_config(BatchPPOConfig, root / "configs" / "batch_ppo_default.yaml") == BatchPPOConfig()

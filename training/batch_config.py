@@ -36,23 +36,24 @@ class BatchPPOConfig(BaseConfig):
     """``training/batch_ppo.py``: PPO with rollouts from thousands of batched tables on one device."""
 
     name: str = "batch_ppo"
+    total_steps: int = 100_000
     device: str = "auto"
     """``auto`` (CUDA when available, else CPU), ``cpu``, ``cuda`` or ``cuda:K``: where the games,
     the networks and the update run."""
     network: str = "cardnet"
     network_kwargs: dict = field(default_factory=dict)
-    num_tables: int = 256
+    num_tables: int = 128
     """Tables played side by side (one BatchGame)."""
     rollout_steps: int = 32
     """Moves of every table per rollout (learner decisions per update: about num_tables x this x the
     learner's share of the moves)."""
     update_epochs: int = 4
-    num_minibatches: int = 4
+    num_minibatches: int = 8
     clip_coef: float = 0.2
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     anneal_lr: bool = True
-    opponents: dict = field(default_factory=lambda: {"self": 0.25, "pool": 0.25, "greedy-v0": 0.25,
+    opponents: dict = field(default_factory=lambda: {"self": 0.3, "pool": 0.2, "greedy-v0": 0.25,
                                                      "random-v0": 0.25})
     """Fraction of the tables whose other seats are each kind (TABLE_KINDS); they sum to 1."""
     pool_size: int = 5
