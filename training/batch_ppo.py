@@ -56,9 +56,10 @@ def resolve_device(name: str) -> torch.device:
     if device.type == "cuda":
         if not torch.cuda.is_available():
             raise ConfigError(f"device={name!r} is not available here (no CUDA device): use 'cpu' or 'auto'")
-        if device.index is not None and device.index >= torch.cuda.device_count():
-            raise ConfigError(f"device={name!r} is not available here: this machine has "
-                              f"{torch.cuda.device_count()} CUDA device(s), cuda:0..cuda:{torch.cuda.device_count() - 1}")
+        count = torch.cuda.device_count()
+        if device.index is not None and device.index >= count:
+            raise ConfigError(f"device={name!r} is not available here: this machine has {count} CUDA "
+                              f"device(s), cuda:0..cuda:{count - 1}")
     return device
 
 
