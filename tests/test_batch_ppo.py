@@ -283,3 +283,15 @@ def test_rollout_inputs_are_the_scalar_features(tmp_path):
 def test_the_default_config_file_is_the_defaults():
     root = Path(__file__).resolve().parents[1]
     assert load_config(BatchPPOConfig, root / "configs" / "batch_ppo_default.yaml") == BatchPPOConfig()
+
+
+def test_a_finished_run_can_be_trained_longer(tmp_path, capsys):
+    cfg = config(tmp_path, "ext", "total_steps=60", "eval_every=0", "opponents={self: 1.0}")
+    batch_ppo.train(cfg)
+    capsys.readouterr()
+    batch_ppo.train(cfg, resume=True)
+    assert "nothing to do" in capsys.readouterr().out
+    run = batch_ppo.train(config(tmp_path, "ext", "total_steps=150", "eval_every=0", "opponents={self: 1.0}"),
+                          resume=True)
+    steps = [h["step"] for h in json.loads((run.path / "eval.json").read_text())]
+    assert len(steps) == 2 and 60 <= steps[0] < 150 <= steps[1]

@@ -80,8 +80,10 @@ class BatchPPOConfig(BaseConfig):
         _check(isinstance(self.device, str) and DEVICE.match(self.device), "device", self.device,
                "one of 'auto', 'cpu', 'cuda', 'cuda:K'")
         _check(1 <= self.num_tables <= MAX_TABLES, "num_tables", self.num_tables, f"an int from 1 to {MAX_TABLES}")
-        _check(self.rollout_steps * self.num_tables <= 1 << 24, "rollout_steps", self.rollout_steps,
-               "an int with rollout_steps * num_tables at most 16777216")
+        moves = self.rollout_steps * self.num_tables
+        _check(self.num_minibatches <= moves <= 1 << 24, "rollout_steps", self.rollout_steps,
+               f"an int with rollout_steps * num_tables (moves per rollout) from num_minibatches "
+               f"({self.num_minibatches}) to 16777216")
         _check(self.train_rules().num_decks <= MAX_BATCH_DECKS, "rules", self.rules,
                f"rules of at most {MAX_BATCH_DECKS} decks (the batched engine's limit)")
         _check(self.network in NETWORKS, "network", self.network, f"one of {sorted(NETWORKS)}")

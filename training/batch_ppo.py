@@ -104,7 +104,8 @@ def ppo_update(net: PolicyValueNet, critic: PrivilegedCritic | None, optimizer: 
                 stats["approx_kl"].append(((ratio - 1) - log_ratio).mean())
                 stats["clipfrac"].append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean())
             a = data.advantage[idx]
-            a = (a - a.mean()) / (a.std() + 1e-8)
+            if a.numel() > 1:  # the std of one sample is undefined
+                a = (a - a.mean()) / (a.std() + 1e-8)
             pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
             old, ret = data.value[idx], data.ret[idx]
             v_clipped = old + (value - old).clamp(-cfg.clip_coef, cfg.clip_coef)
@@ -199,7 +200,7 @@ def _train(cfg: BatchPPOConfig, run: RunDir, *, resume: bool, overwrite: bool, c
         next_eval = saved["next_eval"] if same_every and saved["next_eval"] is not None else (
             every if last_eval is None else last_eval + every)
         run.history = saved["history"]
-        if step > cfg.total_steps:
+        if cfg.total_steps < min(step, saved["config"].get("total_steps", step)):  # a rollout may overshoot
             raise ConfigError(f"total_steps={cfg.total_steps} is below what the run has trained ({step} steps): "
                               f"give a larger total_steps to train it longer")
     next_save, saved_at = step + (cfg.save_every or math.inf), None
