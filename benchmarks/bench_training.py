@@ -1,11 +1,18 @@
-"""Training throughput: our two training scripts next to sb3-contrib MaskablePPO on RLCard gin rummy.
+"""Training throughput: our training scripts next to sb3-contrib MaskablePPO on RLCard gin rummy.
 
     python benchmarks/bench_training.py                      # ~3 x (3 contenders x 20000 steps)
     python benchmarks/bench_training.py --steps 10000 --repeats 3
+    python benchmarks/bench_training.py --contenders selfplay,batch_ppo --steps 20000   # batched vs per-table
+    python benchmarks/bench_training.py --contenders batch_ppo --device cuda --tables 4096 --steps 2000000
 
 Contenders, run round-robin inside each repetition (so load from other jobs hits them alike):
 
 * ``selfplay``: ``training/selfplay.py`` with ``configs/selfplay_default.yaml``;
+* ``batch_ppo``: ``training/batch_ppo.py`` (the batched engine) with selfplay_default.yaml's network,
+  PPO settings (epochs, minibatches of about the same size, learning rate) and opponents, as a
+  mix of tables (selfplay_prob of the tables self-play; of the others pool_prob pool tables and
+  the rest split between the scripted opponents), ``--tables`` tables moved ``--table-steps``
+  times per rollout, on ``--device``; the ratio to ``selfplay`` is printed;
 * ``train_sb3``: ``training/train_sb3.py`` with ``configs/sb3_default.yaml`` (SubprocVecEnv);
 * ``rlcard_gin_maskableppo``: sb3-contrib ``MaskablePPO("MlpPolicy", env)`` with its default
   hyper-parameters on one minimal masked Gymnasium wrapper of ``rlcard.make("gin-rummy")``
@@ -85,14 +92,46 @@ def bench_rlcard(steps: int, seed: int) -> float:
     return model.num_timesteps / (time.perf_counter() - start)
 
 
-def bench_selfplay(steps: int, seed: int, tmp: str) -> float:
+def bench_selfplay(steps: int, seed: int, tmp: str, threads: int = 1) -> float:
     from training.config import SelfPlayConfig, load_config
     from training.selfplay import train
 
     cfg = load_config(SelfPlayConfig, ROOT / "configs" / "selfplay_default.yaml",
                       [f"total_steps={steps}", f"seed={seed}", f"run_dir={tmp}", "name=bench_selfplay",
-                       "eval_deals=1", "eval_opponents=[greedy-v0]", "eval_every=0", "progress=false"])
+                       "eval_deals=1", "eval_opponents=[greedy-v0]", "eval_every=0", "progress=false",
+                       f"torch_threads={threads}"])
     return float(train(cfg, overwrite=True).learn_sps)  # each repetition replaces the last
+
+
+def batch_overrides(steps: int, seed: int, tmp: str, tables: int, table_steps: int, device: str,
+                    threads: int) -> list[str]:
+    """``--set`` items that make ``training/batch_ppo.py`` train like ``configs/selfplay_default.yaml``."""
+    from training.config import SelfPlayConfig, load_config
+
+    sp = load_config(SelfPlayConfig, ROOT / "configs" / "selfplay_default.yaml")
+    rest = 1.0 - sp.selfplay_prob
+    mix = {"self": sp.selfplay_prob, "pool": rest * sp.pool_prob}
+    for name in sp.opponents:
+        mix[name] = mix.get(name, 0.0) + rest * (1 - sp.pool_prob) / len(sp.opponents)
+    per_rollout = tables * table_steps * (sp.selfplay_prob + rest / sp.num_players)
+    minibatch = sp.rollout_steps // sp.num_minibatches
+    mix_text = "{" + ", ".join(f"{k}: {v!r}" for k, v in mix.items()) + "}"
+    return [f"total_steps={steps}", f"seed={seed}", f"run_dir={tmp}", "name=bench_batch_ppo", "eval_deals=1",
+            "eval_opponents=[greedy-v0]", "eval_every=0", "save_every=0", "progress=false", f"device={device}",
+            f"num_tables={tables}", f"rollout_steps={table_steps}", f"opponents={mix_text}",
+            f"network={sp.network}", f"network_kwargs={sp.network_kwargs!r}", f"learning_rate={sp.learning_rate}",
+            f"update_epochs={sp.update_epochs}", f"num_minibatches={max(1, round(per_rollout / minibatch))}",
+            f"num_players={sp.num_players}", f"torch_threads={threads}"]
+
+
+def bench_batch_ppo(steps: int, seed: int, tmp: str, tables: int, table_steps: int, device: str,
+                    threads: int) -> float:
+    from training.batch_config import BatchPPOConfig
+    from training.batch_ppo import train
+    from training.config import load_config
+
+    cfg = load_config(BatchPPOConfig, None, batch_overrides(steps, seed, tmp, tables, table_steps, device, threads))
+    return float(train(cfg, overwrite=True).learn_sps)
 
 
 def bench_sb3(steps: int, seed: int, tmp: str) -> float:
@@ -111,15 +150,21 @@ def main(argv: list[str] | None = None) -> dict[str, list[float]]:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--contenders", default="selfplay,train_sb3,rlcard",
-                        help="comma-separated subset of selfplay, train_sb3, rlcard")
+                        help="comma-separated subset of selfplay, batch_ppo, train_sb3, rlcard")
+    parser.add_argument("--tables", type=int, default=256, help="batch_ppo: tables (num_tables)")
+    parser.add_argument("--table-steps", type=int, default=16, help="batch_ppo: moves per table per rollout")
+    parser.add_argument("--device", default="cpu", help="batch_ppo: auto | cpu | cuda | cuda:K")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads of selfplay and batch_ppo")
     args = parser.parse_args(argv)
     names = [c.strip() for c in args.contenders.split(",") if c.strip()]
-    allowed = ("selfplay", "train_sb3", "rlcard")
+    allowed = ("selfplay", "batch_ppo", "train_sb3", "rlcard")
     bad = [c for c in names if c not in allowed]
-    if bad or args.steps < 1 or args.repeats < 1:
-        parser.error(f"--contenders must be a subset of {list(allowed)}; --steps and --repeats >= 1")
+    if bad or min(args.steps, args.repeats, args.tables, args.table_steps, args.threads) < 1:
+        parser.error(f"--contenders must be a subset of {list(allowed)}; --steps, --repeats, --tables, "
+                     f"--table-steps and --threads >= 1")
     print_header("Training throughput: learner env steps/s during learning", vars(args))
     labels = {"selfplay": "ours: training/selfplay.py (selfplay_default.yaml)",
+              "batch_ppo": f"ours: training/batch_ppo.py ({args.tables} tables, {args.device})",
               "train_sb3": "ours: training/train_sb3.py (sb3_default.yaml)",
               "rlcard": "sb3-contrib MaskablePPO, RLCard gin-rummy vs random"}
     rates: dict[str, list[float]] = {n: [] for n in names}
@@ -131,7 +176,10 @@ def main(argv: list[str] | None = None) -> dict[str, list[float]]:
                     if name == "rlcard":
                         rate = bench_rlcard(args.steps, seed)
                     elif name == "selfplay":
-                        rate = bench_selfplay(args.steps, seed, tmp)
+                        rate = bench_selfplay(args.steps, seed, tmp, args.threads)
+                    elif name == "batch_ppo":
+                        rate = bench_batch_ppo(args.steps, seed, tmp, args.tables, args.table_steps, args.device,
+                                               args.threads)
                     else:
                         rate = bench_sb3(args.steps, seed, tmp)
                 rates[name].append(rate)
@@ -142,6 +190,9 @@ def main(argv: list[str] | None = None) -> dict[str, list[float]]:
         med, lo, hi = summarize(rates[name])
         rows.append([labels[name], fmt_rate(med), fmt_rate(lo), fmt_rate(hi)])
     print_table(["contender", "median steps/s", "min", "max"], rows)
+    if "selfplay" in names and "batch_ppo" in names:
+        print(f"\nbatch_ppo / selfplay: {summarize(rates['batch_ppo'])[0] / summarize(rates['selfplay'])[0]:.2f}x "
+              f"(medians)")
     if "rlcard" in names:
         base = summarize(rates["rlcard"])[0]
         print()

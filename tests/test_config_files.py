@@ -59,10 +59,12 @@ def test_an_installed_package_reads_its_own_configs_folder(tmp_path, monkeypatch
 def test_every_shipped_config_loads_by_name_from_another_directory(name, tmp_path, monkeypatch):
     pytest.importorskip("yaml")
     from training.baselines.config import BaselinesConfig
+    from training.batch_config import BatchPPOConfig
     from training.config import SB3Config, SelfPlayConfig, load_config
     from training.train_rllib import RLlibConfig
 
     monkeypatch.chdir(tmp_path)
-    prefixes = {"rllib": RLlibConfig, "sb3": SB3Config, "baselines": BaselinesConfig}
+    prefixes = {"rllib": RLlibConfig, "sb3": SB3Config, "baselines": BaselinesConfig,
+                "batch_ppo": BatchPPOConfig}
     cls = next((c for prefix, c in prefixes.items() if name.startswith(prefix)), SelfPlayConfig)
     assert load_config(cls, name).to_dict() == load_config(cls, ROOT / "configs" / f"{name}.yaml").to_dict()

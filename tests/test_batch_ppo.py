@@ -1,0 +1,297 @@
+"""``training/batch_ppo.py``: tiny runs that ship and resume, config errors, seat attribution, masks."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from models.agent_loader import load_agent
+from models.networks import MLPPolicy
+from training import batch_ppo
+from training.batch_collect import BatchTables, policy_step
+from training.batch_config import BatchPPOConfig
+from training.batch_rollout import Trajectories
+from training.config import ConfigError, load_config
+from training.resume import TENSORS
+from training.run_utils import RunExistsError
+from tt_env import three_thirteen_v0
+from tt_env.agents import make_agent
+from tt_env.engine.rules import Rules
+
+TINY = ["total_steps=600", "num_tables=8", "rollout_steps=12", "num_minibatches=2", "update_epochs=1",
+        "eval_every=300", "save_every=100", "eval_deals=1", "eval_opponents=[random-v0]", "progress=false",
+        "rules.rounds=[1, 2]", "network_kwargs={channels: 8, hidden: 16}", "snapshot_every=2", "device=cpu",
+        "opponents={self: 0.25, pool: 0.25, greedy-v0: 0.25, random-v0: 0.25}"]
+
+
+def config(tmp_path: Path, name: str, *extra: str) -> BatchPPOConfig:
+    return load_config(BatchPPOConfig, None, TINY + [f"run_dir={tmp_path}", f"name={name}", *extra])
+
+
+def weights(run_path: Path, tag: str = "final") -> dict:
+    return torch.load(run_path / "checkpoints" / f"{tag}.pt", weights_only=True)
+
+
+def plays_a_legal_game(path: Path) -> None:
+    """The checkpoint, loaded as an agent by path, plays a whole 2-player game against random-v0."""
+    rules = Rules(rounds=(1, 2, 3))
+    agent = make_agent(str(path), rules)
+    other = make_agent("random-v0", rules)
+    env = three_thirteen_v0.env(num_players=2, rounds=[1, 2, 3])
+    env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    moves = 0
+    for name in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        actor = agent if name == "player_0" else other
+        action = actor.act(obs["observation"], obs["action_mask"], rng)
+        assert obs["action_mask"][action], f"illegal action {action}"
+        env.step(action)
+        moves += 1
+    assert moves > 10
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    """An uninterrupted tiny run (every kind of table)."""
+    path = tmp_path_factory.mktemp("reference")
+    return batch_ppo.train(config(path, "ref")).path
+
+
+def test_a_tiny_run_ships_a_checkpoint_that_plays(reference):
+    assert (reference / "config.yaml").exists() and (reference / "eval.json").exists()
+    assert list((reference / "tb").rglob("events.out.tfevents.*"))
+    meta = json.loads((reference / "checkpoints" / "final.json").read_text())
+    assert meta["training_steps"] >= 600 and meta["evaluation"]["results"]
+    assert meta["extra"]["trainer"] == "training/batch_ppo.py"
+    agent = load_agent(reference / "checkpoints" / "final.pt", Rules())
+    assert agent.net.num_players == 2
+    plays_a_legal_game(reference / "checkpoints" / "final.pt")
+
+
+def test_a_stopped_run_resumes_bit_identically(tmp_path, monkeypatch, reference):
+    real = batch_ppo.ppo_update
+    calls = {"n": 0}
+
+    def stop_on_third(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            signal.raise_signal(signal.SIGINT)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(batch_ppo, "ppo_update", stop_on_third)
+    run = batch_ppo.train(config(tmp_path, "cut"))
+    monkeypatch.undo()
+    assert run.stopped_by == signal.SIGINT and not (run.checkpoints / "final.pt").exists()
+    resumed = batch_ppo.train(config(tmp_path, "cut"), resume=True)
+    assert resumed.stopped_by is None
+    ref, got = weights(reference), weights(run.path)
+    assert all(torch.equal(ref[k], got[k]) for k in ref), "resumed run differs from the uninterrupted one"
+    assert json.loads((run.path / "eval.json").read_text()) == json.loads((reference / "eval.json").read_text())
+
+
+def test_overwrite_rules(tmp_path, capsys):
+    cfg = config(tmp_path, "again", "total_steps=50", "eval_every=0")
+    batch_ppo.train(cfg)
+    with pytest.raises(RunExistsError, match="--resume .* or --overwrite"):
+        batch_ppo.train(cfg)
+    with pytest.raises(SystemExit) as exc:
+        batch_ppo.main(["--set", f"run_dir={tmp_path}", "--set", "name=again"])
+    assert exc.value.code == 2 and "already holds a run" in capsys.readouterr().err
+    assert batch_ppo.train(cfg, overwrite=True).stopped_by is None
+
+
+@pytest.mark.parametrize("override,message", [
+    ("num_table=8", "unknown config key.*allowed are"),
+    ("device=gpu", "device='gpu' is not allowed: use one of 'auto', 'cpu', 'cuda', 'cuda:K'"),
+    ("opponents={self: 0.5, greedy-v0: 0.4}", "opponents=.* fractions that sum to 1"),
+    ("opponents={selfplay: 1.0}", r"opponents=.*mapping from \['self', 'pool', 'greedy-v0', 'random-v0'\]"),
+    ("num_tables=0", "num_tables=0 is not allowed: use an int from 1"),
+    ("num_envs=4", "num_envs=4 is not allowed: .*set num_tables instead"),
+    ("privileged_critic=maybe", "privileged_critic='maybe' has the wrong type"),
+])
+def test_bad_config_is_a_clear_error(tmp_path, override, message):
+    with pytest.raises(ConfigError, match=message):
+        config(tmp_path, "bad", override)
+
+
+def test_cli_refuses_a_bad_key_and_a_missing_cuda(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        batch_ppo.main(["--set", "num_table=8"])
+    assert exc.value.code == 2 and "unknown config key" in capsys.readouterr().err
+    if not torch.cuda.is_available():
+        with pytest.raises(SystemExit):
+            batch_ppo.main(["--set", f"run_dir={tmp_path}", "--device", "cuda"])
+        assert "not available here" in capsys.readouterr().err
+
+
+def test_trajectories_hand_computed_case():
+    """2 tables, 2 seats: rewards go to the seat that earned them, until its next decision."""
+    traj = Trajectories(2, 2, 4, torch.device("cpu"))
+    seat = lambda *s: torch.tensor(s)  # noqa: E731
+    v = lambda *x: torch.tensor(x, dtype=torch.float32)  # noqa: E731
+    traj.decide(0, seat(0, 1), seat(0, 1), v(0.1, 0.2))          # t0: table 0 seat 0, table 1 seat 1
+    traj.earn(torch.tensor([[1.0, -1.0], [0.0, 0.0]]), torch.tensor([False, False]))
+    traj.decide(1, seat(0, 1), seat(1, 0), v(0.3, 0.4))          # t1: table 0 seat 1, table 1 seat 0
+    traj.earn(torch.tensor([[2.0, 5.0], [0.0, 7.0]]), torch.tensor([False, False]))
+    traj.decide(2, seat(0), seat(0), v(0.5))                     # t2: table 0 seat 0 again
+    traj.earn(torch.tensor([[0.0, 0.0], [3.0, -3.0]]), torch.tensor([False, True]))  # table 1's game ends
+    traj.decide(3, seat(1), seat(1), v(0.6))                     # t3: table 1 seat 1, new game
+    traj.earn(torch.tensor([[4.0, 4.0], [1.0, 1.0]]), torch.tensor([False, False]))
+    rows, seats = traj.open_decisions()
+    assert sorted(zip(rows.tolist(), seats.tolist())) == [(0, 0), (0, 1), (1, 1)]
+    traj.cut(rows, seats, torch.full((3,), 9.0))
+    pos = lambda t, b: t * 2 + b  # noqa: E731
+    # table 0 seat 0: decided at t0, earned 1 (t0) + 2 (t1) before deciding again at t2, then 4 (t3), cut
+    assert traj.reward[pos(0, 0)] == 3.0 and traj.next_pos[pos(0, 0)] == pos(2, 0)
+    assert traj.next_value[pos(0, 0)] == pytest.approx(0.5)
+    assert traj.reward[pos(2, 0)] == 4.0 and traj.next_value[pos(2, 0)] == 9.0 and traj.done[pos(2, 0)] == 0
+    # table 0 seat 1: decided at t1: 5 (t1) + 0 (t2) + 4 (t3); the -1 of t0 was before its decision
+    assert traj.reward[pos(1, 0)] == 9.0 and traj.next_pos[pos(1, 0)] == -1
+    # table 1 seat 1: decided at t0: 0 + 7 + (-3), game over at t2: terminal
+    assert traj.reward[pos(0, 1)] == 4.0 and traj.done[pos(0, 1)] == 1 and traj.next_pos[pos(0, 1)] == -1
+    # table 1 seat 0: decided at t1: 0 + 3, game over
+    assert traj.reward[pos(1, 1)] == 3.0 and traj.done[pos(1, 1)] == 1
+    # table 1 seat 1 in the new game: 1 (t3), cut
+    assert traj.reward[pos(3, 1)] == 1.0 and traj.next_value[pos(3, 1)] == 9.0
+    adv, ret = traj.advantages(0.5, 1.0)
+    # GAE along table 0 seat 0: delta0 = 3 + 0.5 * 0.5 - 0.1, delta2 = 4 + 0.5 * 9 - 0.5
+    assert adv[pos(2, 0)] == pytest.approx(8.0)
+    assert adv[pos(0, 0)] == pytest.approx(3.15 + 0.5 * 8.0)
+    assert ret[pos(0, 1)] == pytest.approx(4.0)
+
+
+def zero_value_mlp() -> MLPPolicy:
+    net = MLPPolicy(num_players=2, hidden_sizes=[16])
+    torch.nn.init.zeros_(net.critic[-1].weight)
+    torch.nn.init.zeros_(net.critic[-1].bias)
+    return net
+
+
+def test_learner_transitions_credit_the_right_seat(tmp_path):
+    """A rollout's returns equal an independent per-(table, seat) recomputation from the game log."""
+    cfg = config(tmp_path, "seats", "network=mlp", "network_kwargs={hidden_sizes: [16]}", "num_tables=6",
+                 "opponents={self: 0.5, random-v0: 0.5}", "rules.max_turns_per_round=6")
+    net = zero_value_mlp()  # every value is 0: returns are the discounted rewards alone
+    tables = BatchTables(cfg, net, None, torch.device("cpu"))
+    log = []
+    real_step = tables.game.step
+
+    def logged(actions):
+        ts_before = tables.ts
+        learner = tables.learner_rows(ts_before.seat)
+        ts = real_step(actions)
+        log.append((ts_before.seat.clone(), learner.clone(), ts.rewards.clone(), ts.game_over.clone()))
+        return ts
+
+    tables.game.step = logged
+    gamma, lam = 0.9, 0.8
+    steps = 60  # rounds [1, 2] of at most 6 turns: rounds and games end inside the rollout
+    data = tables.collect(steps, gamma, lam)
+    assert any(over.any() for *_, over in log)
+    # independent: walk each (table, seat), summing that seat's rewards between its decisions
+    b = cfg.num_tables
+    rewards_of, done_of, order = {}, {}, []
+    open_ = {}
+    for t, (seat, learner, rewards, over) in enumerate(log):
+        for i in range(b):
+            if learner[i]:
+                key = (i, int(seat[i]))
+                order.append((t, i))
+                rewards_of[(t, i)], done_of[(t, i)] = 0.0, False
+                open_[key] = (t, i)
+            for s in range(2):
+                if (i, s) in open_:
+                    rewards_of[open_[(i, s)]] += float(rewards[i, s])
+            if over[i]:
+                for s in range(2):
+                    if (i, s) in open_:
+                        done_of[open_.pop((i, s))] = True
+    chains: dict[tuple[int, int], list] = {}
+    for t, i in order:
+        chains.setdefault((i, int(log[t][0][i])), []).append((t, i))
+    expected = {}
+    for chain in chains.values():
+        adv = 0.0
+        for item in reversed(chain):
+            adv = rewards_of[item] + (0.0 if done_of[item] else gamma * lam * adv)
+            expected[item] = adv
+    want = torch.tensor([expected[item] for item in sorted(order)])
+    assert len(data) == len(order)
+    assert torch.allclose(data.ret, want, atol=1e-5)
+    assert torch.equal(data.value, torch.zeros(len(data)))
+
+
+class IllegalLover(MLPPolicy):
+    """Logits that favour every action illegal in most positions (the draws while discarding, cards not held)."""
+
+    def logits_and_value(self, x):
+        hand = x[:, :52]
+        logits = torch.cat([torch.full((len(x), 2), 30.0), 30.0 * (hand == 0).float()], dim=1)
+        return logits, torch.zeros(len(x))
+
+
+def test_the_mask_is_never_dropped(tmp_path):
+    cfg = config(tmp_path, "mask", "network=mlp", "network_kwargs={hidden_sizes: [16]}",
+                 "opponents={self: 0.5, pool: 0.5}")
+    net = IllegalLover(num_players=2, hidden_sizes=[16])
+    tables = BatchTables(cfg, net, None, torch.device("cpu"))
+    data = tables.collect(30, 0.99, 0.95)  # BatchGame(check_actions=True) also raises on any illegal move
+    legal = data.mask.gather(1, data.action.unsqueeze(1)).squeeze(1)
+    assert legal.all(), "a sampled action is illegal"
+    logits, _ = net.logits_and_value(data.x)
+    masked = torch.where(data.mask, logits, -1e8).log_softmax(dim=1).gather(1, data.action.unsqueeze(1)).squeeze(1)
+    unmasked = logits.log_softmax(dim=1).gather(1, data.action.unsqueeze(1)).squeeze(1)
+    assert torch.allclose(data.logprob, masked, atol=1e-5)
+    assert not torch.allclose(data.logprob, unmasked, atol=1e-3)
+    _, logprob, _, _ = policy_step(net, data.x, data.mask, action=data.action)  # what the update uses
+    assert torch.allclose(logprob, masked, atol=1e-5)
+
+
+def test_privileged_critic_trains_and_its_checkpoint_acts_alone(tmp_path):
+    run = batch_ppo.train(config(tmp_path, "priv", "privileged_critic=true", "critic_hidden_sizes=[32]",
+                                 "total_steps=200", "eval_every=0"))
+    tensors = torch.load(run.checkpoints / f"latest.{TENSORS}", weights_only=True)
+    assert "critic" in tensors and tensors["critic"]["mlp.0.weight"].shape[1] > 400  # the state + seat
+    final = weights(run.path)
+    assert not any(k.startswith("mlp.") for k in final)  # the checkpoint is the policy network only
+    plays_a_legal_game(run.checkpoints / "final.pt")
+
+
+def test_rollout_inputs_are_the_scalar_features(tmp_path):
+    """The stored network inputs are ``net.preprocess`` of the observations: CardNet's solver and
+    lookahead features exactly as ``models.features`` / ``models.lookahead_features`` give them."""
+    cfg = config(tmp_path, "feat", "network_kwargs={channels: 8, hidden: 16, lookahead_features: true}",
+                 "opponents={self: 1.0}")
+    net = batch_ppo.build_net(cfg)
+    tables = BatchTables(cfg, net, None, torch.device("cpu"))
+    data = tables.collect(6, 0.99, 0.95)
+    obs = data.x[:, :net.obs_size].numpy()
+    want = net.preprocess(obs, data.mask.numpy().astype(np.int8))
+    assert data.x.shape[1] == net.input_size > net.obs_size
+    assert np.array_equal(data.x.numpy(), want)
+
+
+def test_the_default_config_file_is_the_defaults():
+    root = Path(__file__).resolve().parents[1]
+    assert load_config(BatchPPOConfig, root / "configs" / "batch_ppo_default.yaml") == BatchPPOConfig()
+
+
+def test_a_finished_run_can_be_trained_longer(tmp_path, capsys):
+    cfg = config(tmp_path, "ext", "total_steps=60", "eval_every=0", "opponents={self: 1.0}")
+    batch_ppo.train(cfg)
+    capsys.readouterr()
+    batch_ppo.train(cfg, resume=True)
+    assert "nothing to do" in capsys.readouterr().out
+    run = batch_ppo.train(config(tmp_path, "ext", "total_steps=150", "eval_every=0", "opponents={self: 1.0}"),
+                          resume=True)
+    steps = [h["step"] for h in json.loads((run.path / "eval.json").read_text())]
+    assert len(steps) == 2 and 60 <= steps[0] < 150 <= steps[1]

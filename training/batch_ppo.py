@@ -1,0 +1,336 @@
+"""PPO on the batched engine: thousands of tables at once, everything on one device.
+
+Rollouts come from one :class:`tt_env.batch.BatchGame` (``training.batch_collect``): the
+learner plays every seat of the ``self`` tables and one seat of the others, against past
+versions of itself (the pool), ``greedy-v0`` or ``random-v0``, mixed per table. Each (table,
+seat) is its own trajectory (``training.batch_rollout``); the update is CleanRL's clipped PPO
+with masks, on the device. With ``privileged_critic`` the value comes from a critic that reads
+every hand (``training.batch_critic``), in training only; checkpoints act from the observation.
+
+    python -m training.batch_ppo --config configs/batch_ppo_default.yaml --set total_steps=20000
+
+Writes ``runs/<name>/`` as ``training/selfplay.py`` does: config.yaml, tb/ (TensorBoard),
+checkpoints/ (``models.checkpoint`` format, loadable by ``models.agent_loader.load_agent``),
+eval.json and learning_curve.png (duplicate evaluation against ``eval_opponents``).
+``--resume`` continues from ``checkpoints/latest.pt``; on a CPU the resumed run is
+bit-identical to one that never stopped.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import sys
+import time
+
+import numpy as np
+import torch
+from torch.utils.tensorboard import SummaryWriter
+
+from models.agent_loader import CheckpointAgent
+from models.checkpoint import CheckpointError, check_finite, load_checkpoint, save_checkpoint
+from models.networks import PolicyValueNet, build_network
+from training.batch_collect import BatchTables, Rollout, policy_step
+from training.batch_config import TABLE_KINDS, BatchPPOConfig
+from training.batch_critic import PrivilegedCritic
+from training.config import ConfigError, config_arg_parser, dump_config, parse_config
+from training.resume import (FROZEN, RESTORE_ERRORS, StopRequested, StopSignals, check_resumable,
+                             default_resume_command, is_count, is_str, load_latest, restore_failed, resume_command,
+                             save_latest)
+from training.run_utils import RunDir, RunFolderError, TrainingDiverged, evaluate_agent, format_results
+from tt_env.cli_checks import command_name
+from tt_env.observation import OBS_VERSION
+
+TRAINER = "training/batch_ppo.py"
+BATCH_FROZEN = FROZEN + ("num_tables", "opponents", "privileged_critic", "critic_hidden_sizes")
+"""Keys a resumed run keeps: :data:`training.resume.FROZEN` and what its tables and critic were built from."""
+STATE_KEYS = {"update": is_count, "device_type": is_str}
+TENSOR_KEYS = ("optimizer", "torch_rng", "update_rng", "tables")
+
+
+def resolve_device(name: str) -> torch.device:
+    """The torch device of a ``device`` config value (``auto``: CUDA when available)."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ConfigError(f"device={name!r} is not available here (no CUDA device): use 'cpu' or 'auto'")
+        count = torch.cuda.device_count()
+        if device.index is not None and device.index >= count:
+            raise ConfigError(f"device={name!r} is not available here: this machine has {count} CUDA "
+                              f"device(s), cuda:0..cuda:{count - 1}")
+    return device
+
+
+def build_net(cfg: BatchPPOConfig, *, init: bool = True) -> PolicyValueNet:
+    """The configured network (as ``training.selfplay.build_net``), from ``init_checkpoint`` when given."""
+    kwargs = dict(cfg.network_kwargs)
+    kwargs["num_players"] = cfg.num_players
+    rules = cfg.train_rules()
+    if cfg.network == "cardnet":
+        kwargs.setdefault("aces_high", rules.aces_high)
+        kwargs.setdefault("meld_needs_natural", rules.meld_needs_natural)
+    net = build_network(cfg.network, **kwargs)
+    if init and cfg.init_checkpoint:
+        start, meta = load_checkpoint(cfg.init_checkpoint, num_players=cfg.num_players, obs_version=OBS_VERSION)
+        try:
+            net.load_state_dict(start.state_dict())
+        except RuntimeError as exc:
+            raise ConfigError(f"init_checkpoint={cfg.init_checkpoint!r} does not fit network={cfg.network!r} "
+                              f"{kwargs}: it holds a {meta['network']['class']} ({str(exc).splitlines()[0]})") from None
+    return net
+
+
+def ppo_update(net: PolicyValueNet, critic: PrivilegedCritic | None, optimizer: torch.optim.Optimizer,
+               data: Rollout, cfg: BatchPPOConfig, gen: torch.Generator) -> dict[str, float]:
+    """Clipped PPO on one rollout (``training.ppo.ppo_update``'s losses, on the rollout's device);
+    the value comes from ``critic`` when there is one (then the network's value head is unused)."""
+    n = len(data)
+    mb = max(1, n // cfg.num_minibatches)
+    params = list(net.parameters()) + (list(critic.parameters()) if critic is not None else [])
+    stats: dict[str, list[torch.Tensor]] = {k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl",
+                                                            "clipfrac")}
+    for _ in range(cfg.update_epochs):
+        order = torch.randperm(n, generator=gen).to(data.x.device)
+        for start in range(0, n - mb + 1, mb):
+            idx = order[start:start + mb]
+            _, logprob, entropy, value = policy_step(net, data.x[idx], data.mask[idx], action=data.action[idx])
+            if critic is not None:
+                value = critic(data.critic_x[idx])
+            log_ratio = logprob - data.logprob[idx]
+            ratio = log_ratio.exp()
+            with torch.no_grad():
+                stats["approx_kl"].append(((ratio - 1) - log_ratio).mean())
+                stats["clipfrac"].append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean())
+            a = data.advantage[idx]
+            if a.numel() > 1:  # the std of one sample is undefined
+                a = (a - a.mean()) / (a.std() + 1e-8)
+            pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
+            old, ret = data.value[idx], data.ret[idx]
+            v_clipped = old + (value - old).clamp(-cfg.clip_coef, cfg.clip_coef)
+            v_loss = 0.5 * torch.max((value - ret) ** 2, (v_clipped - ret) ** 2).mean()
+            ent = entropy.mean()
+            loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
+            optimizer.step()
+            stats["policy_loss"].append(pg_loss.detach())
+            stats["value_loss"].append(v_loss.detach())
+            stats["entropy"].append(ent.detach())
+    out = {k: float(torch.stack(v).mean()) if v else float("nan") for k, v in stats.items()}
+    var_y = float(data.ret.var()) if n > 1 else 0.0
+    out["explained_variance"] = float("nan") if var_y == 0 else 1 - float((data.ret - data.value).var()) / var_y
+    return out
+
+
+def cpu_copy(net: PolicyValueNet) -> PolicyValueNet:
+    """A CPU copy of ``net`` in eval mode (what checkpoints and evaluations use)."""
+    return copy.deepcopy(net).cpu().eval()
+
+
+def evaluate_and_save(net: PolicyValueNet, cfg: BatchPPOConfig, run: RunDir, step: int, final: bool,
+                      signals: StopSignals) -> list:
+    """Duplicate evaluation against ``eval_opponents``, recorded and saved as ``step_N.pt`` (and ``final.pt``).
+
+    Raises :class:`StopRequested` (nothing recorded) if a stop is asked for during it.
+    """
+    plain = cpu_copy(net)
+    results = evaluate_agent(CheckpointAgent(plain, name=cfg.name), cfg.eval_opponents, cfg.eval_rules(),
+                             cfg.eval_deals, seed=cfg.seed + 10_000, on_deal=signals.check)
+    run.record_eval(step, results)
+    evaluation = {"step": step, "deals": cfg.eval_deals, "full_game": True, "results": [r.to_dict() for r in results]}
+    for name in [f"step_{step}.pt"] + (["final.pt"] if final else []):
+        save_checkpoint(run.checkpoints / name, plain, obs_version=OBS_VERSION, rules=cfg.train_rules().to_dict(),
+                        training_steps=step, evaluation=evaluation, extra={"trainer": TRAINER, "config": cfg.to_dict()})
+    return results
+
+
+def train(cfg: BatchPPOConfig, *, resume: bool = False, overwrite: bool = False,
+          command: str | None = None) -> RunDir:
+    """Run batched PPO as configured; returns the run directory (same rules as ``training.selfplay.train``:
+    a new run needs an empty folder or ``overwrite``; ``resume`` continues from ``latest.pt``)."""
+    run = RunDir(cfg.run_dir, cfg.name)
+    try:
+        return _train(cfg, run, resume=resume, overwrite=overwrite, command=command)
+    finally:
+        run.release()
+
+
+def _train(cfg: BatchPPOConfig, run: RunDir, *, resume: bool, overwrite: bool, command: str | None) -> RunDir:
+    # ---- seeding: everything derived from cfg.seed (a resumed run restores the states)
+    device = resolve_device(cfg.device)
+    torch.set_num_threads(cfg.torch_threads)
+    torch.manual_seed(cfg.seed)
+    gen = torch.Generator().manual_seed(cfg.seed + 1)
+    if resume:
+        run.check_can_resume()
+        tensors, saved = load_latest(run, TRAINER, STATE_KEYS, TENSOR_KEYS)
+        check_resumable(saved["config"], cfg, BATCH_FROZEN)
+        if saved["device_type"] != device.type:
+            raise ConfigError(f"--resume cannot change the device type: the run trained on {saved['device_type']!r}, "
+                              f"device={cfg.device!r} gives {device.type!r}; resume with --set "
+                              f"device={saved['device_type']}")
+    else:
+        run.check_can_start(overwrite)
+    net = build_net(cfg, init=not resume).to(device)
+    critic = PrivilegedCritic(cfg.num_players, cfg.critic_hidden_sizes).to(device) if cfg.privileged_critic else None
+    params = list(net.parameters()) + (list(critic.parameters()) if critic is not None else [])
+    optimizer = torch.optim.Adam(params, lr=cfg.learning_rate, eps=1e-5)
+    tables = BatchTables(cfg, net, critic, device)
+    every = cfg.eval_every or math.inf
+    step, update, next_eval, last_eval = 0, 0, every, None
+    if resume:
+        latest, _ = load_checkpoint(run.latest, num_players=cfg.num_players, obs_version=OBS_VERSION)
+        try:
+            net.load_state_dict(latest.state_dict())
+            if critic is not None:
+                critic.load_state_dict(tensors["critic"])
+            optimizer.load_state_dict(tensors["optimizer"])
+            tables.load_state_dict(tensors["tables"])
+            torch.set_rng_state(tensors["torch_rng"])
+            gen.set_state(tensors["update_rng"])
+        except CheckpointError:
+            raise
+        except RESTORE_ERRORS as exc:  # passed check_state, but does not fit these objects
+            raise restore_failed(run, exc) from None
+        step, update, last_eval = saved["step"], saved["update"], saved["last_eval"]
+        same_every = saved["config"].get("eval_every") == cfg.eval_every
+        next_eval = saved["next_eval"] if same_every and saved["next_eval"] is not None else (
+            every if last_eval is None else last_eval + every)
+        run.history = saved["history"]
+        if cfg.total_steps < min(step, saved["config"].get("total_steps", step)):  # a rollout may overshoot
+            raise ConfigError(f"total_steps={cfg.total_steps} is below what the run has trained ({step} steps): "
+                              f"give a larger total_steps to train it longer")
+    next_save, saved_at = step + (cfg.save_every or math.inf), None
+
+    def save() -> None:
+        nonlocal next_save, saved_at
+        next_save, saved_at = step + (cfg.save_every or math.inf), step
+        writer.flush()
+        extra = {"critic": {k: v.cpu() for k, v in critic.state_dict().items()}} if critic is not None else {}
+        save_latest(run, cpu_copy(net), cfg, step=step, trainer=TRAINER, state={
+            "update": update, "last_eval": last_eval, "next_eval": None if next_eval == math.inf else next_eval,
+            "device_type": device.type},
+            tensors={"optimizer": optimizer.state_dict(), "torch_rng": torch.get_rng_state(),
+                     "update_rng": gen.get_state(), "tables": tables.state_dict(), **extra})
+
+    # ---- only now, with everything built, touch the disk
+    if resume:
+        run.acquire_for_resume()
+    else:
+        run.create(overwrite)
+    dump_config(cfg, run.path / "config.yaml")
+    writer = SummaryWriter(str(run.tb), purge_step=step + 1 if resume else None)
+    if resume:
+        run.write_history()  # evaluations after the saved state are dropped: they will be made again
+    else:
+        writer.add_text("config", "\n".join(f"{k}: {v}" for k, v in cfg.to_dict().items()))
+        save()
+    done = step >= cfg.total_steps
+    if done and last_eval == step:
+        print(f"{run.path}: already trained to total_steps={cfg.total_steps} ({step} steps); nothing to do "
+              f"(--set total_steps=N with a larger N trains it longer)")
+        writer.close()
+        return run
+
+    bar = None
+    if cfg.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=cfg.total_steps, initial=min(step, cfg.total_steps), unit="step", desc=cfg.name,
+                   dynamic_ncols=True)
+    log = bar.write if bar is not None else print
+    start, start_step = time.perf_counter(), step
+    with StopSignals() as signals:
+        while True:
+            done = step >= cfg.total_steps
+            if not signals.requested and (step >= next_eval or (done and last_eval != step)):
+                t_eval = time.perf_counter()
+                try:
+                    results = evaluate_and_save(net, cfg, run, step, done, signals)
+                except StopRequested:
+                    save()
+                    break
+                start += time.perf_counter() - t_eval  # evaluation time does not count against SPS
+                for r in results:
+                    writer.add_scalar(f"eval/{r.opponent}/score_diff", r.score_diff, step)
+                    writer.add_scalar(f"eval/{r.opponent}/win_rate", r.win_rate, step)
+                log(f"step {step}: {format_results(results)}")
+                last_eval = step
+                while next_eval <= step:
+                    next_eval += every
+                save()
+            elif step >= next_save:
+                save()
+            if done or signals.requested:
+                if signals.requested and saved_at != step:
+                    save()
+                break
+            update += 1
+            if cfg.anneal_lr:
+                optimizer.param_groups[0]["lr"] = cfg.learning_rate * max(1.0 - step / cfg.total_steps, 0.0)
+            net.eval()
+            data = tables.collect(cfg.rollout_steps, cfg.gamma, cfg.gae_lambda)
+            net.train()
+            stats = ppo_update(net, critic, optimizer, data, cfg, gen) if len(data) else {}
+            net.eval()
+            try:
+                check_finite(net.state_dict(), f"training diverged at update {update}")
+            except CheckpointError as exc:
+                raise TrainingDiverged(f"{exc}: lower learning_rate or max_grad_norm") from None
+            step += len(data)
+            sps = (step - start_step) / (time.perf_counter() - start)
+            for k, v in stats.items():
+                writer.add_scalar(f"losses/{k}", v, step)
+            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], step)
+            writer.add_scalar("charts/SPS", sps, step)
+            returns = [v for k in TABLE_KINDS for v in tables.finished[k]]
+            if returns:
+                writer.add_scalar("charts/episodic_return", float(np.mean(returns)), step)
+            for k in TABLE_KINDS:
+                if tables.finished[k]:
+                    writer.add_scalar(f"charts/episodic_return_{k}", float(np.mean(tables.finished[k])), step)
+                tables.finished[k].clear()
+            if update % cfg.snapshot_every == 0:
+                tables.snapshot()
+            if bar is not None:
+                bar.update(min(step, cfg.total_steps) - bar.n)
+                bar.set_postfix(sps=f"{sps:.0f}", ent=f"{stats.get('entropy', float('nan')):.2f}")
+    if bar is not None:
+        bar.close()
+    writer.close()
+    run.learn_sps = (step - start_step) / max(time.perf_counter() - start, 1e-9)
+    if signals.requested:
+        run.stopped_by = signals.signum
+        print(f"stopped at step {step} of {cfg.total_steps}: saved {run.latest}\n"
+              f"resume with: {command or default_resume_command(TRAINER, run)}", flush=True)
+        return run
+    print(f"steps/s during learning: {run.learn_sps:.0f}")
+    print(f"checkpoint: {run.checkpoints / 'final.pt'}\nlearning curve: {run.curve_png}")
+    return run
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = config_arg_parser(__doc__.split("\n\n")[0], BatchPPOConfig, run_folder=True,
+                               prog="python -m training.batch_ppo")
+    parser.add_argument("--device", default=None, metavar="DEVICE",
+                        help="auto | cpu | cuda | cuda:K (the config key device; overrides it)")
+    args = parser.parse_args(argv)
+    if args.device is not None:
+        args.overrides = [*args.overrides, f"device={args.device}"]
+    cfg = parse_config(parser, BatchPPOConfig, args)
+    try:
+        run = train(cfg, resume=args.resume, overwrite=args.overwrite,
+                    command=resume_command(command_name("python -m training.batch_ppo"), argv))
+    except (ConfigError, CheckpointError, RunFolderError) as exc:
+        parser.error(str(exc))
+    except TrainingDiverged as exc:
+        sys.exit(f"error: {exc}")
+    if run.stopped_by is not None:
+        sys.exit(128 + run.stopped_by)
+
+
+if __name__ == "__main__":
+    main()
