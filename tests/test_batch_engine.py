@@ -20,7 +20,7 @@ from tt_env.batch import BatchGame
 from tt_env.engine import game as engine
 from tt_env.engine.rules import Rules, hand_size
 from tt_env.observation import encode
-from tt_env.three_thirteen_v0 import REWARD_SCALE, win_rewards
+from tt_env.engine.scoring import REWARD_SCALE, win_rewards
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 

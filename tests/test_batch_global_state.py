@@ -1,4 +1,4 @@
-"""``tt_env.batch.global_state.encode_states`` is ``env.state()`` (``tt_env.state.encode_state``) for a batch."""
+"""``tt_env.batch.global_state.encode_states`` is ``env.state()`` (``tt_env.observation.state.encode_state``) for a batch."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from tt_env.batch import BatchGame
 from tt_env.batch.agents import BatchRandom
 from tt_env.batch.global_state import encode_states
 from tt_env.engine.rules import Rules
-from tt_env.state import encode_state
+from tt_env.observation.state import encode_state
 
 
 @pytest.mark.parametrize("rules", [Rules(), Rules(num_players=3, rounds=(1, 2, 11), discard_drawn_discard=True)])

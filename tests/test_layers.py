@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, list[str]]] = [
                 r"tt_env\.json_input"]),
     ("observation", [r"tt_env\.observation(\..*)?", r"tt_env\.observation_checks", r"tt_env\.state"]),
     ("envs and agents", [r"tt_env", r"tt_env\.(three_thirteen_v0|gym_env|registration|env_checks|cli_checks)",
-                         r"tt_env\.(agents|search|openspiel|rlcard|ui)(\..*)?",
+                         r"tt_env\.(agents|search|openspiel|rlcard|ui|batch)(\..*)?",
                          r"tt_env\.(simulation|replay|openspiel_game)"]),
     ("evaluation", [r"tt_env\.evaluation(\..*)?"]),
     ("models and training", [r"models(\..*)?", r"training(\..*)?"]),

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tt_env.agents.last_turn import expected_penalties, last_turn_scores
-from tt_env.agents.observation_view import decode_observation
+from tt_env.observation.decode import decode_observation
 from tt_env.engine import game
 from tt_env.engine.rules import Rules
 from tt_env.observation import encode, get_layout

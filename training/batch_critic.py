@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from models.networks import layer_init
-from tt_env.state import state_size
+from tt_env.observation.state import state_size
 
 
 class PrivilegedCritic(nn.Module):

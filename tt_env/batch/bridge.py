@@ -35,7 +35,6 @@ def table_to_game_state(game: BatchGame, table: int) -> GameState:
         raise ValueError(f"table={table!r} is not allowed: use an int 0..{game.num_tables - 1}")
     s = game.state
     i = int(table)
-    n = game.num_players
     hands = s.hands[i].long().tolist()
     round_index = int(s.round_index[i])
     went_out = int(s.went_out[i])

@@ -18,6 +18,7 @@ import torch
 
 from ..engine.game import DISCARD_BASE, NUM_ACTIONS, GameState
 from ..engine.rules import Rules
+from ..engine.scoring import REWARD_MODES, penalty_rewards, relative_rewards
 from ..observation import observation_size
 from .observe import observe, observe_and_mask, pile_top
 from .random_keys import seed_words, shuffle_order, shuffle_prefix, stream_base, uniform_below
@@ -26,8 +27,6 @@ from .state import COUNT_DTYPE, BatchState
 
 MAX_BATCH_DECKS = 4
 """Most decks the batched engine plays (its solver's tables are sized for up to 4)."""
-REWARD_MODES = ("relative", "penalty", "win")
-REWARD_SCALE = 100.0
 
 
 class TimeStep(NamedTuple):
@@ -389,13 +388,11 @@ class BatchGame:
 
     def _rewards(self, points: torch.Tensor, ends: torch.Tensor, over: torch.Tensor) -> torch.Tensor:
         """(B, N) float32 rewards of this step, as ``three_thirteen_v0`` gives them."""
-        n = self.num_players
-        p = points.double()
+        p = points.double()  # float64, then float32 once: the scalar env's Python floats, rounded
         if self.reward_mode == "relative":
-            total = p.sum(dim=1, keepdim=True)
-            values = ((total - p) / (n - 1) - p) / REWARD_SCALE
+            values = relative_rewards(p)
         elif self.reward_mode == "penalty":
-            values = -p / REWARD_SCALE
+            values = penalty_rewards(p)
         else:
             values = win_rewards(self.state.scores).double()
             values = torch.where(over.unsqueeze(1), values, 0.0)
@@ -429,7 +426,8 @@ def _add(counts: torch.Tensor, flat_index: torch.Tensor, where: torch.Tensor, si
 
 
 def win_rewards(scores: torch.Tensor) -> torch.Tensor:
-    """(B, N) float64: +1 shared among the lowest totals, -1 among the rest; 0 for all on an all-way tie."""
+    """(B, N) float64: ``tt_env.engine.scoring.win_rewards`` of each row (+1 shared among the lowest
+    totals, -1 among the rest; 0 for all on an all-way tie), as tensor selects."""
     n = scores.shape[1]
     won = scores == scores.min(dim=1, keepdim=True).values
     k = won.sum(dim=1, keepdim=True).double()

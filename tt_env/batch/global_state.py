@@ -1,6 +1,6 @@
 """The full state of every table as one float32 vector: ``env.state()`` for a batch.
 
-:func:`encode_states` is :func:`tt_env.state.encode_state` for a :class:`BatchState`: the same
+:func:`encode_states` is :func:`tt_env.observation.state.encode_state` for a :class:`BatchState`: the same
 layout (state layout version 1) and float32 values, seats in absolute order. It is what a
 centralized ("privileged") critic reads during training; it holds every hidden card, so a
 policy that acts must never see it.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from ..state import SCORE_SCALE, get_state_layout
+from ..observation.state import SCORE_SCALE, get_state_layout
 from .observe import pile_top
 from .state import BatchState
 
