@@ -128,8 +128,12 @@ class BatchRandom:
         self.generator = torch.Generator(device=torch.device(device)).manual_seed(seed)
 
     def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
-        keys = torch.rand(action_mask.shape, generator=self.generator, device=action_mask.device)
-        return torch.where(action_mask.bool(), keys, -1.0).argmax(dim=1)
+        """The ``u``-th legal action of each row, ``u`` uniform below its count (one draw per row)."""
+        mask = action_mask.bool()
+        legal = mask.sum(dim=1)
+        u = torch.rand(mask.shape[0], generator=self.generator, device=mask.device)
+        pick = (u * legal).long().clamp(max=(legal - 1).clamp(min=0))
+        return (mask.cumsum(dim=1) > pick.unsqueeze(1)).int().argmax(dim=1)
 
 
 class BatchNetwork:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from ..observation import HAND_SCALE, SCORE_SCALE
+from ..observation import HAND_SCALE, SCORE_SCALE, observation_size
 from .state import BatchState
 
 
@@ -45,32 +45,47 @@ def legal_mask(state: BatchState, discard_drawn_discard: bool) -> torch.Tensor:
 
 def _observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
              seat: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """(observation of ``seat``, its hand counts): one concatenation of the layout's pieces, in order."""
+    """(observation of ``seat``, a view of its hand counts): the layout's pieces written in order
+    into one output (no intermediate copies: this is most of a step's work on a CPU)."""
     b, n = state.hands.shape[0], state.hands.shape[1]
     seat = state.current if seat is None else seat
-    order = seat_order(seat, n)
-    cards = order.unsqueeze(2).expand(b, n, 52)
-    hand = state.hands.gather(1, cards[:, :1]).view(b, 52)
+    dev = seat.device
+    rows = torch.arange(b, device=dev)
+    out = torch.empty(b, observation_size(n), dtype=state.hands.dtype, device=dev)
+    hand = out[:, :52]
+    hand.copy_(state.hands.view(b * n, 52)[rows * n + seat])
     top = pile_top(state)
-    top_hot = torch.nn.functional.one_hot(top.clamp(min=0), 52).to(hand.dtype) * (top >= 0).unsqueeze(1)
-    below = state.pile_counts - top_hot
-    taken = state.known_taken.gather(1, cards[:, 1:]).reshape(b, -1)
-    discarded = state.discards.gather(1, cards[:, 1:]).reshape(b, -1)
+    top_hot = out[:, 52:104]
+    top_hot.zero_()
+    top_hot.scatter_(1, top.clamp(min=0).unsqueeze(1), (top >= 0).to(out.dtype).unsqueeze(1))
+    torch.sub(state.pile_counts, top_hot, out=out[:, 104:156])
+    # per opponent from the observer's left: what it took and still holds, then what it discarded
+    taken, discarded = state.known_taken.view(b * n, 52), state.discards.view(b * n, 52)
+    width = 52 * (n - 1)
+    for k in range(1, n):
+        other = rows * n + (seat + k) % n
+        at = 156 + 52 * (k - 1)
+        out[:, at:at + 52] = taken[other]
+        out[:, at + width:at + width + 52] = discarded[other]
     # one-hots: wild rank (13), round (11), phase (2), who went out (N, from the observer)
-    hot = torch.zeros(b, 26 + n, dtype=hand.dtype, device=seat.device)
+    at = 156 + 2 * width
+    hot = out[:, at:at + 26 + n]
+    hot.zero_()
     where = torch.stack([round_number + 1, 13 + round_number - 1, 24 + state.phase,
                          26 + (state.went_out - seat) % n], dim=1)
-    ones = torch.ones_like(where, dtype=hot.dtype)
-    ones[:, 3] = (state.went_out >= 0).to(hot.dtype)
+    ones = torch.ones(b, 4, dtype=out.dtype, device=dev)
+    ones[:, 3] = (state.went_out >= 0).to(out.dtype)
     hot.scatter_(1, where, ones)
     # every hand holds the round's size, the seat to move one more while it discards (not once the
     # game is over: the last discard is made); from_game_states refuses states that break this
+    order = seat_order(seat, n)
     holding = (state.phase == 1) & ~state.game_over
     sizes = (round_number + 2).unsqueeze(1) + ((order == state.current.unsqueeze(1)) & holding.unsqueeze(1)).long()
     scores = state.scores.gather(1, order)
-    scaled = torch.cat([sizes.double() / HAND_SCALE, (state.stock_len.double() / num_cards).unsqueeze(1),
-                        scores.double() / SCORE_SCALE, (state.turn.double() / max_turns).unsqueeze(1)], dim=1)
-    return torch.cat([hand, top_hot, below, taken, discarded, hot, scaled.to(hand.dtype)], dim=1), hand
+    out[:, at + 26 + n:] = torch.cat([sizes.double() / HAND_SCALE, (state.stock_len.double() / num_cards).unsqueeze(1),
+                                      scores.double() / SCORE_SCALE, (state.turn.double() / max_turns).unsqueeze(1)],
+                                     dim=1)
+    return out, hand
 
 
 def _legal_mask(state: BatchState, hand: torch.Tensor, discard_drawn_discard: bool) -> torch.Tensor:
