@@ -6,6 +6,8 @@
   (``models/checkpoints/*.learning_curve.png``, where ``training.ship`` writes them). A page links
   them as ``../models/checkpoints/NAME.png``, which works on GitHub; the site gets a copy under
   ``checkpoints/`` and the link is pointed there.
+- The docstrings are written with Sphinx roles (``:class:`Rules```); the API reference shows the
+  name alone, as code.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from mkdocs.structure.files import File
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKPOINTS = ROOT / "models" / "checkpoints"
+_ROLE = re.compile(r":(?:class|func|meth|attr|mod|data|exc|obj):<code>~?")
 
 
 def readme_as_index(readme: str) -> str:
@@ -35,3 +38,7 @@ def on_page_markdown(markdown, page, config, files):
     if page.file.src_uri == "index.md":
         return readme_as_index((ROOT / "README.md").read_text(encoding="utf-8"))
     return markdown.replace("](../models/checkpoints/", "](checkpoints/")
+
+
+def on_page_content(html, page, config, files):
+    return _ROLE.sub("<code>", html)
