@@ -172,7 +172,7 @@ def test_expert_goes_out_when_it_can() -> None:
 
 @pytest.mark.slow
 def test_expert_beats_greedy_on_a_fixed_sample() -> None:
-    """A deterministic regression check (the 2,000-deal proof is in the README)."""
+    """A deterministic regression check (the 2,000-deal proof is in docs/evaluation.md)."""
     rules = Rules()
     agents = [ExpertAgent(rules), GreedyAgent(rules)]
     start = time.perf_counter()

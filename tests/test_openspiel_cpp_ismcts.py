@@ -1,7 +1,7 @@
-"""What the README says of OpenSpiel's C++ ``ISMCTSBot``: it crashes the process on any Python game.
+"""What docs/openspiel.md says of OpenSpiel's C++ ``ISMCTSBot``: it crashes the process on any Python game.
 
 Run in subprocesses, as the crash is a segmentation fault. If a new OpenSpiel fixes it, the
-first test fails: then the README's note (section "OpenSpiel", "Bots") is out of date.
+first test fails: then that page's note ("Bots") is out of date.
 """
 
 from __future__ import annotations

@@ -476,14 +476,14 @@ def test_the_ismcts_agent_plays_as_a_bot() -> None:
 def test_readme_example_runs() -> None:
     import contextlib
     import io
-    import re
-    from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S) if "python_three_thirteen" in b)
+    from doc_pages import DOCS, python_blocks
+
+    # the example of the OpenSpiel page (docs/openspiel.md; in the README before issue 24)
+    block = next(b for _, b in python_blocks([DOCS / "openspiel.md"]) if "python_three_thirteen" in b)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(block, "README:openspiel-example", "exec"), {})
+        exec(compile(block, "docs/openspiel.md:example", "exec"), {})
     lines = out.getvalue().strip().splitlines()
     assert len(lines) == 2 and lines[0].startswith("totals [")
 

@@ -228,12 +228,13 @@ def test_readme_example_runs() -> None:
     import contextlib
     import io
     import re
-    from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S) if "three-thirteen" in b)
+    from doc_pages import DOCS, python_blocks
+
+    # the example of the RLCard page (docs/rlcard.md; in the README before issue 24)
+    block = next(b for _, b in python_blocks([DOCS / "rlcard.md"]) if "three-thirteen" in b)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(block, "README:rlcard-example", "exec"), {})
+        exec(compile(block, "docs/rlcard.md:example", "exec"), {})
     payoffs = [float(x) for x in re.findall(r"-?\d+\.\d+(?:e-?\d+)?", out.getvalue())]
     assert len(payoffs) == 2 and abs(sum(payoffs)) < 1e-9

@@ -157,7 +157,7 @@ def add_rules_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGr
 
     Returns the group, so that a tool can add its own rule-related flags to it.
     """
-    group = parser.add_argument_group("rule options (README, 'Options')")
+    group = parser.add_argument_group("rule options (docs/game.md, 'Options')")
     group.add_argument("--decks", type=decks_arg, default="auto", help="'auto' (default) or a number of decks >= 1")
     group.add_argument("--aces", default="low", choices=ACES_OPTIONS, help="ace rule (default low)")
     group.add_argument("--rounds", type=rounds_arg, default=None, help=ROUNDS_HELP)

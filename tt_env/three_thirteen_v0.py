@@ -51,7 +51,7 @@ three_thirteen_v0.env(num_players=2, reward_mode="relative", render_mode=None,
 display exists, else prints the text view) or `"rgb_array"` (the picture, `H x W x 3` uint8;
 needs Pillow). Both show the table as the agent to move sees it; `reveal_all=True` shows
 every hand in the pictures.
-The rule options are those of `tt_env.engine.Rules` (README, "Options"); a bad value
+The rule options are those of `tt_env.engine.Rules` (docs/game.md, "Options"); a bad value
 raises `ValueError` naming the option and the allowed values. Numpy integers are accepted
 wherever an int is (`num_players=np.int64(3)`, `rounds=np.array([9, 10, 11])`) and stored as
 plain ints. `decks` is `"auto"` or 1..64 (`tt_env.engine.rules.MAX_DECKS`: no table needs

@@ -27,7 +27,7 @@ What it adds to the expert it is built on, within a fraction of a second:
 - **the last turn solved exactly:** after someone went out, the draw is a one-step expectation
   over the unseen cards (:mod:`.last_turn`), where expert-v0 takes the discard whenever it
   lowers its penalty. This, not the sampled worlds, is what makes it stronger than expert-v0
-  (README, "Search over hidden cards": with ``exact_last_turn=False`` it is level).
+  (docs/agents.md, "Search over hidden cards": with ``exact_last_turn=False`` it is level).
 
 The budget is counted in worlds (and so iterations), never in seconds, so results do not
 depend on the machine. Same observation and same ``rng`` state, same action.

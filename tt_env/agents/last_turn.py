@@ -9,7 +9,7 @@ penalty. So the choice is a one-step expectation, computed exactly with the meld
 
 ``expert-v0`` plays this turn greedily and takes the discard whenever it lowers its penalty,
 ignoring what a stock draw would be worth on average (it can only help: the drawn card can be
-thrown back). Measured, that costs it about 2 points a game at 2 players (README, "What made
+thrown back). Measured, that costs it about 2 points a game at 2 players (docs/training.md, "What made
 the learned agents beat expert-v0"); the agents built on expert-v0 (``ismcts-v0`` and the networks with expert
 features, option ``exact_last_turn``) play this turn with :func:`last_turn_scores` instead.
 """

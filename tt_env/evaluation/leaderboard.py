@@ -9,7 +9,7 @@ the mean of the expert-v0 seats' (negative: A is better) with its 95% interval o
 win rate (a tie shares the win) with its interval, and A's time per move. ``expert-v0`` itself
 is the reference (0 by construction) and is not played. A checkpoint agent plays only at the
 player count it was trained for; other cells are skipped. The markdown table it prints is the
-one in the README.
+one in docs/evaluation.md.
 
 Every agent and path is checked before the first game (unknown names, missing or damaged
 checkpoints, a ``--json`` that cannot be written, ``--deals-for`` an agent not ranked), and
