@@ -43,8 +43,8 @@ from tt_env.engine.rules import Rules
 BACKENDS = ("auto", "torch", "c")
 MAX_DECKS = 4
 """Copies of a card the torch program handles (the batched engine's limit)."""
-DEFAULT_MAX_CARDS = 15
-"""Hand size the torch program is exact for by default (the game's hands hold at most 15)."""
+DEFAULT_MAX_CARDS = 14
+"""Hand size the torch program is exact for by default: the game's hands hold at most 14 (13 dealt and a draw)."""
 _INF = 30000  # above any penalty (40 cards x 15), and INF + 30 still fits an int16
 _INT_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
