@@ -3,7 +3,7 @@
 Check: random hands (3..14 cards, 1-4 decks, every wild rank, both ace rules, both
 ``meld_needs_natural``), 16 groups of (decks, aces, meld_needs_natural). The C batch is compared
 with the scalar solver on ``--hands`` hands; the torch program on ``--torch-hands`` per group
-(it is slow on a CPU: the GPU is its home). Any mismatch is printed and the exit status is 1.
+(in growing chunks, up to ``--torch-seconds`` per group: it is slow on a CPU, the GPU is its home). Any mismatch is printed and the exit status is 1.
 
 Speed: hands/s of the scalar C solver called in a Python loop, of the C batch and of the torch
 program at each batch size (1 deck, aces low, the 2-player game), medians over ``--repeats``.
@@ -61,11 +61,17 @@ def check(args: argparse.Namespace, device: torch.device) -> int:
         rules = rules_for(decks, aces_high, nn)
         want = np.array([melds.least_penalty(h, int(w), aces_high, nn) for h, w in zip(hands_of(counts), wilds)])
         c = least_penalty(torch.from_numpy(counts), torch.from_numpy(wilds), rules, backend="c").numpy()
-        n_torch = min(per_group, args.torch_hands)
-        start = time.perf_counter()
-        t = least_penalty(torch.from_numpy(counts[:n_torch]).to(device), torch.from_numpy(wilds[:n_torch]).to(device),
-                          rules, backend="torch").cpu().numpy()
-        torch_s = time.perf_counter() - start
+        limit = min(per_group, args.torch_hands)
+        n_torch, size, torch_s = 0, 16, 0.0
+        t = np.zeros(0, np.int64)
+        while n_torch < limit and torch_s < args.torch_seconds:   # growing chunks within the time budget
+            part = slice(n_torch, min(limit, n_torch + size))
+            start = time.perf_counter()
+            got = least_penalty(torch.from_numpy(counts[part]).to(device), torch.from_numpy(wilds[part]).to(device),
+                                rules, backend="torch").cpu().numpy()
+            torch_s += time.perf_counter() - start
+            t = np.concatenate([t, got])
+            n_torch, size = part.stop, size * 2
         for name, got, ref in (("c batch", c, want), ("torch", t, want[:n_torch])):
             for i in np.nonzero(got != ref)[0][:5]:
                 print(f"MISMATCH {name}: decks={decks} aces_high={aces_high} meld_needs_natural={nn} "
@@ -118,6 +124,8 @@ def main() -> int:
     parser.add_argument("--hands", type=int, default=1_000_000, help="hands checked (C batch), all groups together")
     parser.add_argument("--torch-hands", type=int, default=None,
                         help="hands per group checked with the torch program (default 20,000 on cuda, 30 on cpu)")
+    parser.add_argument("--torch-seconds", type=float, default=60.0,
+                        help="time budget of the torch check per group (it stops after the chunk that passes it)")
     parser.add_argument("--device", default="cpu", help="device of the torch program: cpu, cuda, cuda:1 ...")
     parser.add_argument("--batch-sizes", default="1024,16384", help="C batch sizes, comma-separated")
     parser.add_argument("--torch-batch-sizes", default=None,

@@ -187,7 +187,7 @@ def _natural_deadwood(plan: _Plan, slots: list[tuple[torch.Tensor, int, bool]], 
 
 
 def _torch_least_penalty(counts: torch.Tensor, wild: torch.Tensor, aces_high: bool, needs_natural: bool,
-                         decks: int, max_cards: int, chunk: int) -> torch.Tensor:
+                         decks: int, max_cards: int, chunk: int | None) -> torch.Tensor:
     device = counts.device
     b = counts.shape[0]
     max_lanes = max(1, min(4 * decks, max_cards // 3))
@@ -217,6 +217,9 @@ def _torch_least_penalty(counts: torch.Tensor, wild: torch.Tensor, aces_high: bo
         num_w = num_wilds.repeat_interleave(k, 0)
     else:
         k, low, high, ok, num_w = 1, None, None, None, num_wilds
+    if chunk is None:  # bound the state of one step: 2**24 entries on a CPU, 2**28 on a GPU
+        entries = (plan.num_states + 1) * (plan.m_dim + plan.m_pad) * (plan.u_dim + plan.u_pad)
+        chunk = max(1, (1 << (24 if device.type == "cpu" else 28)) // (entries * k))
     out = []
     for start in range(0, nat.shape[0], chunk * k):
         sl = slice(start, start + chunk * k)
@@ -249,7 +252,7 @@ def _c_backend():
 
 def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Rules, *,
                   backend: str = "auto", decks: int | None = None, max_cards: int = DEFAULT_MAX_CARDS,
-                  check: bool = False, chunk: int = 4096) -> torch.Tensor:
+                  check: bool = False, chunk: int | None = None) -> torch.Tensor:
     """The least penalty of each hand: ``melds.least_penalty(hand, wild, aces_high, meld_needs_natural)``.
 
     Args:
@@ -262,7 +265,8 @@ def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Ru
             program: at most ``max_cards // 3`` runs at a time).
         check: also check the values (counts 0..decks, hands of at most ``max_cards`` cards, wild
             ranks 0..13); this synchronises with the device, so it is off by default.
-        chunk: hands per step of the torch program (bounds its memory).
+        chunk: hands per step of the torch program (bounds its memory; default: a state of at
+            most 2**24 entries per step on a CPU, 2**28 on a GPU).
 
     Returns:
         (B,) int64 tensor on the device of ``counts``.
