@@ -145,8 +145,9 @@ def main() -> int:
     args.torch_batch_sizes = [int(b) for b in (args.torch_batch_sizes or ("1024,16384" if cuda else "256")).split(",")]
     print(f"torch {torch.__version__}, device {device}"
           + (f" ({torch.cuda.get_device_name(device)})" if cuda else "") + f", torch threads {torch.get_num_threads()}")
-    bad = 0 if args.skip_check else check(args, device)
     speed(args, device)
+    print()
+    bad = 0 if args.skip_check else check(args, device)
     if bad:
         print(f"FAILED: {bad} mismatches")
         return 1
