@@ -26,6 +26,17 @@ lanes per suit and ``max_cards // 3`` in all; how many of this rank's naturals t
 (the rest go to the rank's set pool: 3 or more are a free set, 2 or 1 cost their value or 1 or
 2 wilds); and the wilds used so far. With aces high, how the aces of each suit split between
 lanes at the bottom and the rest is enumerated (the batch is widened by these splits).
+
+Limits of the torch program:
+
+- Exact for hands of up to ``max_cards`` cards (default 14, the game's largest) holding at most
+  ``decks`` copies of a card (1..4): a run has 3 or more cards, so a hand of n cards has at most
+  n // 3 runs in progress at once. The cap of ``decks`` lanes per suit follows the issue's
+  prototype and is checked empirically against the scalar solver, not proven. ``check=True``
+  rejects hands outside this scope.
+- Its cost per hand grows with decks (256 lane states at 1 deck, 1,360 at 2, 1,820 at 4) and is
+  multiplied by the ace splits with aces high (16 at 1 deck, up to 70 at 4). On a CPU it manages
+  tens of hands per second; the C batch is the CPU path.
 """
 
 from __future__ import annotations
