@@ -26,6 +26,17 @@ lanes per suit and ``max_cards // 3`` in all; how many of this rank's naturals t
 (the rest go to the rank's set pool: 3 or more are a free set, 2 or 1 cost their value or 1 or
 2 wilds); and the wilds used so far. With aces high, how the aces of each suit split between
 lanes at the bottom and the rest is enumerated (the batch is widened by these splits).
+
+Limits of the torch program:
+
+- Exact for hands of up to ``max_cards`` cards (default 14, the game's largest) holding at most
+  ``decks`` copies of a card (1..4): a run has 3 or more cards, so a hand of n cards has at most
+  n // 3 runs in progress at once. The cap of ``decks`` lanes per suit follows the issue's
+  prototype and is checked empirically against the scalar solver, not proven. ``check=True``
+  rejects hands outside this scope.
+- Its cost per hand grows with decks (256 lane states at 1 deck, 1,360 at 2, 1,820 at 4) and is
+  multiplied by the ace splits with aces high (16 at 1 deck, up to 70 at 4). On a CPU it manages
+  tens of hands per second; the C batch is the CPU path.
 """
 
 from __future__ import annotations
@@ -43,8 +54,8 @@ from tt_env.engine.rules import Rules
 BACKENDS = ("auto", "torch", "c")
 MAX_DECKS = 4
 """Copies of a card the torch program handles (the batched engine's limit)."""
-DEFAULT_MAX_CARDS = 15
-"""Hand size the torch program is exact for by default (the game's hands hold at most 15)."""
+DEFAULT_MAX_CARDS = 14
+"""Hand size the torch program is exact for by default: the game's hands hold at most 14 (13 dealt and a draw)."""
 _INF = 30000  # above any penalty (40 cards x 15), and INF + 30 still fits an int16
 _INT_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
@@ -187,7 +198,7 @@ def _natural_deadwood(plan: _Plan, slots: list[tuple[torch.Tensor, int, bool]], 
 
 
 def _torch_least_penalty(counts: torch.Tensor, wild: torch.Tensor, aces_high: bool, needs_natural: bool,
-                         decks: int, max_cards: int, chunk: int) -> torch.Tensor:
+                         decks: int, max_cards: int, chunk: int | None) -> torch.Tensor:
     device = counts.device
     b = counts.shape[0]
     max_lanes = max(1, min(4 * decks, max_cards // 3))
@@ -217,6 +228,9 @@ def _torch_least_penalty(counts: torch.Tensor, wild: torch.Tensor, aces_high: bo
         num_w = num_wilds.repeat_interleave(k, 0)
     else:
         k, low, high, ok, num_w = 1, None, None, None, num_wilds
+    if chunk is None:  # bound the state of one step: 2**24 entries on a CPU, 2**28 on a GPU
+        entries = (plan.num_states + 1) * (plan.m_dim + plan.m_pad) * (plan.u_dim + plan.u_pad)
+        chunk = max(1, (1 << (24 if device.type == "cpu" else 28)) // (entries * k))
     out = []
     for start in range(0, nat.shape[0], chunk * k):
         sl = slice(start, start + chunk * k)
@@ -249,7 +263,7 @@ def _c_backend():
 
 def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Rules, *,
                   backend: str = "auto", decks: int | None = None, max_cards: int = DEFAULT_MAX_CARDS,
-                  check: bool = False, chunk: int = 4096) -> torch.Tensor:
+                  check: bool = False, chunk: int | None = None) -> torch.Tensor:
     """The least penalty of each hand: ``melds.least_penalty(hand, wild, aces_high, meld_needs_natural)``.
 
     Args:
@@ -262,7 +276,8 @@ def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Ru
             program: at most ``max_cards // 3`` runs at a time).
         check: also check the values (counts 0..decks, hands of at most ``max_cards`` cards, wild
             ranks 0..13); this synchronises with the device, so it is off by default.
-        chunk: hands per step of the torch program (bounds its memory).
+        chunk: hands per step of the torch program (bounds its memory; default: a state of at
+            most 2**24 entries per step on a CPU, 2**28 on a GPU).
 
     Returns:
         (B,) int64 tensor on the device of ``counts``.

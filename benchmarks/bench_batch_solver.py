@@ -1,0 +1,159 @@
+"""The batched meld solver (tt_env.batch.solver): exactness against the scalar C solver, and speed.
+
+Check: random hands (3..14 cards, 1-4 decks, every wild rank, both ace rules, both
+``meld_needs_natural``), 16 groups of (decks, aces, meld_needs_natural). The C batch is compared
+with the scalar solver on ``--hands`` hands; the torch program on ``--torch-hands`` per group
+(in growing chunks, up to ``--torch-seconds`` per group: it is slow on a CPU, the GPU is its home). Any mismatch is printed and the exit status is 1.
+
+Speed: hands/s of the scalar C solver called in a Python loop, of the C batch and of the torch
+program at each batch size (1 deck, aces low, the 2-player game), medians over ``--repeats``.
+
+    python benchmarks/bench_batch_solver.py                        # 1,000,000 hands, CPU
+    python benchmarks/bench_batch_solver.py --device cuda --torch-hands 20000
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+
+from tt_env.batch.solver import least_penalty
+from tt_env.engine import melds
+from tt_env.engine.rules import Rules
+
+
+def random_counts(rng: np.random.Generator, num: int, decks: int, low: int = 3, high: int = 14) -> np.ndarray:
+    """(num, 52) counts of hands of low..high cards dealt from ``decks`` shuffled decks."""
+    sizes = rng.integers(low, high + 1, num)
+    order = np.argsort(rng.random((num, 52 * decks)), axis=1) % 52     # each row: a shuffled shoe
+    take = np.arange(52 * decks)[None, :] < sizes[:, None]
+    rows = np.broadcast_to(np.arange(num)[:, None], order.shape)
+    counts = np.zeros((num, 52), np.int64)
+    np.add.at(counts, (rows[take], order[take]), 1)
+    return counts
+
+
+def hands_of(counts: np.ndarray) -> list[list[int]]:
+    cards = np.arange(52)
+    return [np.repeat(cards, row).tolist() for row in counts]
+
+
+def rules_for(decks: int, aces_high: bool, needs_natural: bool) -> Rules:
+    return Rules(num_players=2 if decks == 1 else 4, decks=decks, aces="high_or_low" if aces_high else "low",
+                 meld_needs_natural=needs_natural)
+
+
+def check(args: argparse.Namespace, device: torch.device) -> int:
+    """Mismatches of the C batch and the torch program against the scalar solver."""
+    rng = np.random.default_rng(args.seed)
+    groups = list(itertools.product((1, 2, 3, 4), (False, True), (False, True)))
+    per_group = -(-args.hands // len(groups))
+    bad = 0
+    for decks, aces_high, nn in groups:
+        counts = random_counts(rng, per_group, decks)
+        wilds = rng.integers(0, 14, per_group)
+        rules = rules_for(decks, aces_high, nn)
+        want = np.array([melds.least_penalty(h, int(w), aces_high, nn) for h, w in zip(hands_of(counts), wilds)])
+        c = least_penalty(torch.from_numpy(counts), torch.from_numpy(wilds), rules, backend="c").numpy()
+        limit = min(per_group, args.torch_hands)
+        n_torch, size, torch_s = 0, 16, 0.0
+        t = np.zeros(0, np.int64)
+        while n_torch < limit and torch_s < args.torch_seconds:   # growing chunks within the time budget
+            part = slice(n_torch, min(limit, n_torch + size))
+            start = time.perf_counter()
+            got = least_penalty(torch.from_numpy(counts[part]).to(device), torch.from_numpy(wilds[part]).to(device),
+                                rules, backend="torch").cpu().numpy()
+            torch_s += time.perf_counter() - start
+            t = np.concatenate([t, got])
+            n_torch, size = part.stop, size * 2
+        for name, got, ref in (("c batch", c, want), ("torch", t, want[:n_torch])):
+            for i in np.nonzero(got != ref)[0][:5]:
+                print(f"MISMATCH {name}: decks={decks} aces_high={aces_high} meld_needs_natural={nn} "
+                      f"hand={hands_of(counts[i:i + 1])[0]} wild={wilds[i]}: {got[i]} vs scalar {ref[i]}")
+            bad += int((got != ref).sum())
+        print(f"check decks={decks} aces={'high_or_low' if aces_high else 'low':11} natural={nn!s:5}: "
+              f"c batch {per_group:,} hands, torch {n_torch:,} hands ({n_torch / torch_s:,.0f} hands/s), "
+              f"mismatches so far {bad}", flush=True)
+    return bad
+
+
+def median_rate(fn, hands: int, repeats: int) -> float:
+    """Median hands/s of ``fn()`` (which solves ``hands`` hands) over ``repeats`` runs."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return hands / statistics.median(times)
+
+
+def speed(args: argparse.Namespace, device: torch.device) -> None:
+    rng = np.random.default_rng(args.seed + 1)
+    rules = rules_for(1, False, False)
+    biggest = max(args.batch_sizes + args.torch_batch_sizes)
+    counts = random_counts(rng, biggest, 1)
+    wilds = rng.integers(3, 14, biggest)
+    hands = hands_of(counts)
+    n_scalar = min(biggest, 100_000)
+    lp = melds.least_penalty
+    scalar = median_rate(lambda: [lp(h, int(w), False, False) for h, w in zip(hands[:n_scalar], wilds[:n_scalar])],
+                         n_scalar, args.repeats)
+    print(f"\nspeed, 1 deck, aces low, hands of 3..14 cards, median of {args.repeats}:")
+    print(f"  scalar C solver, Python loop: {scalar:12,.0f} hands/s")
+    tc, tw = torch.from_numpy(counts), torch.from_numpy(wilds)
+    for b in args.batch_sizes:
+        rate = median_rate(lambda: least_penalty(tc[:b], tw[:b], rules, backend="c"), b, args.repeats)
+        print(f"  C batch, batch {b:6}:        {rate:12,.0f} hands/s ({rate / scalar:.2f}x scalar)")
+    dc, dw = tc.to(device), tw.to(device)
+    for b in args.torch_batch_sizes:
+        run = lambda: least_penalty(dc[:b], dw[:b], rules, backend="torch")
+        run()                                                    # warm-up (plan, kernels)
+        sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+        rate = median_rate(lambda: (run(), sync()), b, args.repeats)
+        print(f"  torch on {device.type}, batch {b:6}:   {rate:12,.0f} hands/s ({rate / scalar:.3f}x scalar)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hands", type=int, default=1_000_000, help="hands checked (C batch), all groups together")
+    parser.add_argument("--torch-hands", type=int, default=None,
+                        help="hands per group checked with the torch program (default 20,000 on cuda, 30 on cpu)")
+    parser.add_argument("--torch-seconds", type=float, default=60.0,
+                        help="time budget of the torch check per group (it stops after the chunk that passes it)")
+    parser.add_argument("--device", default="cpu", help="device of the torch program: cpu, cuda, cuda:1 ...")
+    parser.add_argument("--batch-sizes", default="1024,16384", help="C batch sizes, comma-separated")
+    parser.add_argument("--torch-batch-sizes", default=None,
+                        help="torch batch sizes (default 1024,16384 on cuda, 256 on cpu)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip-check", action="store_true")
+    args = parser.parse_args()
+    device = torch.device(args.device)
+    cuda = device.type == "cuda"
+    if cuda and not torch.cuda.is_available():
+        parser.error("--device cuda: no GPU is available here")
+    if melds.solver_backend() != "c":
+        parser.error("the scalar C solver is the reference: build it (python setup.py build_ext --inplace)")
+    args.torch_hands = args.torch_hands if args.torch_hands is not None else (20_000 if cuda else 30)
+    args.batch_sizes = [int(b) for b in args.batch_sizes.split(",")]
+    args.torch_batch_sizes = [int(b) for b in (args.torch_batch_sizes or ("1024,16384" if cuda else "256")).split(",")]
+    print(f"torch {torch.__version__}, device {device}"
+          + (f" ({torch.cuda.get_device_name(device)})" if cuda else "") + f", torch threads {torch.get_num_threads()}")
+    speed(args, device)
+    print()
+    bad = 0 if args.skip_check else check(args, device)
+    if bad:
+        print(f"FAILED: {bad} mismatches")
+        return 1
+    print("no mismatches" if not args.skip_check else "check skipped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,254 @@
+"""tt_env.batch.solver.least_penalty equals the scalar solver, hand by hand, on both backends.
+
+The torch program is slow on a CPU (it is the GPU path), so it is checked here on a few
+hundred hands, most of them small (a smaller ``max_cards`` sizes a smaller program, the same
+code); ``benchmarks/bench_batch_solver.py`` checks a million. The C batch is checked on
+thousands. Every wild rank 0..13, both ace rules, ``meld_needs_natural`` both ways and 1-4 decks.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tt_env.batch import solver
+from tt_env.batch.solver import least_penalty
+from tt_env.engine import melds
+from tt_env.engine.cards import parse_cards
+from tt_env.engine.rules import Rules
+
+HAS_C = solver._c_backend() is not None
+needs_c = pytest.mark.skipif(not HAS_C, reason="the C meld solver is not built or not in use")
+RULE_SETS = list(itertools.product((False, True), (False, True)))  # (aces_high, meld_needs_natural)
+
+
+def rules_for(aces_high: bool, needs_natural: bool, decks: int = 1) -> Rules:
+    return Rules(num_players=2 if decks == 1 else 4, decks=decks, aces="high_or_low" if aces_high else "low",
+                 meld_needs_natural=needs_natural)
+
+
+def random_hands(rng: np.random.Generator, num: int, decks: int, sizes: tuple[int, int]) -> np.ndarray:
+    """(num, 52) counts of hands dealt from ``decks`` shuffled decks, sizes drawn in ``sizes``."""
+    shoe = np.repeat(np.arange(52), decks)
+    out = np.zeros((num, 52), np.int64)
+    for i in range(num):
+        out[i] = np.bincount(rng.choice(shoe, rng.integers(sizes[0], sizes[1] + 1), replace=False), minlength=52)
+    return out
+
+
+def wild_heavy(rng: np.random.Generator, counts: np.ndarray, wilds: np.ndarray, decks: int) -> None:
+    """Give every third hand extra copies of its wild rank (in place), as many as the decks allow."""
+    for i in range(0, len(counts), 3):
+        if wilds[i]:
+            cols = [s * 13 + wilds[i] - 1 for s in range(4)]
+            counts[i, cols] = np.maximum(counts[i, cols], rng.integers(0, decks + 1, 4))
+
+
+def fit(counts: np.ndarray) -> int:
+    """The smallest max_cards that holds every hand of ``counts`` (the torch program is exact up to it)."""
+    return max(3, int(counts.sum(1).max()))
+
+
+def scalar(counts: np.ndarray, wilds: np.ndarray, aces_high: bool, needs_natural: bool) -> np.ndarray:
+    hands = [[c for c in range(52) for _ in range(row[c])] for row in counts]
+    return np.array([melds.least_penalty(h, int(w), aces_high, needs_natural) for h, w in zip(hands, wilds)])
+
+
+def check_equal(counts: np.ndarray, wilds: np.ndarray, rules: Rules, backend: str, **kwargs) -> None:
+    got = least_penalty(torch.from_numpy(counts), torch.from_numpy(wilds), rules, backend=backend, **kwargs)
+    assert got.dtype == torch.long and got.shape == (len(counts),)
+    want = scalar(counts, wilds, rules.aces_high, rules.meld_needs_natural)
+    bad = np.nonzero(got.numpy() != want)[0]
+    assert not len(bad), "\n".join(
+        f"hand {[c for c in range(52) for _ in range(counts[i, c])]} wild {wilds[i]}: "
+        f"{backend} {int(got[i])}, scalar {want[i]}" for i in bad[:5])
+
+
+# --------------------------------------------------------------------------- random hands
+@needs_c
+@pytest.mark.parametrize("decks", [1, 2, 3, 4])
+@pytest.mark.parametrize("aces_high,needs_natural", RULE_SETS)
+def test_c_batch_equals_scalar(decks, aces_high, needs_natural):
+    rng = np.random.default_rng(100 * decks + 10 * aces_high + needs_natural)
+    counts = random_hands(rng, 420, decks, (0, 15))
+    wilds = np.arange(420) % 14
+    wild_heavy(rng, counts, wilds, decks)
+    check_equal(counts, wilds, rules_for(aces_high, needs_natural, decks), "c")
+
+
+@pytest.mark.parametrize("aces_high,needs_natural", RULE_SETS)
+def test_torch_small_hands_one_deck(aces_high, needs_natural):
+    """Hands of 0..10 cards: a smaller max_cards sizes a program of at most 2 or 3 runs at a time."""
+    rng = np.random.default_rng(7 + 2 * aces_high + needs_natural)
+    num = 20 if aces_high else 56
+    counts = random_hands(rng, num, 1, (0, 6))
+    wilds = np.arange(num) % 14
+    wild_heavy(rng, counts, wilds, 1)
+    check_equal(counts, wilds, rules_for(aces_high, needs_natural), "torch", max_cards=fit(counts))
+
+
+@pytest.mark.parametrize("decks,aces_high,needs_natural", [(2, False, False), (3, False, True), (4, False, False),
+                                                          (2, True, True)])
+def test_torch_small_hands_several_decks(decks, aces_high, needs_natural):
+    """Duplicate cards: hands of 3..10 cards from 2-4 decks."""
+    rng = np.random.default_rng(50 + decks + 10 * aces_high)
+    counts = random_hands(rng, 10, decks, (3, 6))
+    counts[::4, 4] = decks                            # every copy of the 5 of clubs
+    wilds = (np.arange(10) * 5) % 14
+    check_equal(counts, wilds, rules_for(aces_high, needs_natural, decks), "torch", max_cards=fit(counts))
+
+
+@pytest.mark.parametrize("aces_high,needs_natural", RULE_SETS)
+def test_torch_game_hands_one_deck(aces_high, needs_natural):
+    """Hands of 9..14 cards (the game's largest), default program (max_cards=14)."""
+    rng = np.random.default_rng(30 + 2 * aces_high + needs_natural)
+    num = 6 if aces_high else 20
+    counts = random_hands(rng, num, 1, (9, 14))
+    wilds = (np.arange(num) * 3 + 1) % 14
+    check_equal(counts, wilds, rules_for(aces_high, needs_natural), "torch")
+
+
+def test_torch_game_hands_two_decks():
+    rng = np.random.default_rng(41)
+    counts = random_hands(rng, 3, 2, (9, 14))
+    wilds = np.array([3, 0, 13])
+    check_equal(counts, wilds, rules_for(False, False, 2), "torch")
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(hand=st.lists(st.integers(0, 51), max_size=7), wild=st.integers(0, 13),
+       aces_high=st.booleans(), needs_natural=st.booleans())
+def test_torch_hypothesis(hand, wild, aces_high, needs_natural):
+    """Shrinking search for a counterexample among hands of up to 7 cards (1 deck)."""
+    counts = np.bincount(np.array(hand, dtype=np.int64), minlength=52).clip(max=1)[None]
+    check_equal(counts, np.array([wild]), rules_for(aces_high, needs_natural), "torch", max_cards=fit(counts))
+
+
+# --------------------------------------------------------------------------- edge cases
+def counts_of(*hands: list[int]) -> np.ndarray:
+    return np.stack([np.bincount(np.array(h, dtype=np.int64), minlength=52) for h in hands])
+
+
+WILD = 7   # wild rank of the edge cases: every 7 is wild
+EDGES = [
+    [],
+    parse_cards("7C 7D 7H"),                      # all wild: a set, unless a meld needs a natural
+    parse_cards("7C 7D"),                         # two wilds alone: deadwood 14
+    parse_cards("7C 7D 7H 7S 7C 7D 7H 7S 7C 7D"), # ten wilds (3 decks)
+    parse_cards("AC 2C 3C 4C 5C 6C 8C 9C TC JC QC KC 7D 7H"),   # a 13-card run and a spare wild
+    parse_cards("AC 2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC"),      # 13 clubs (the 7 a wild)
+    parse_cards("QH KH AH"), parse_cards("KH AH 2H"), parse_cards("QH AH 7S"), parse_cards("AS"),
+    parse_cards("AH AH 2H 2H 3H 3H QH KH"),       # aces low and high in one suit (2 decks)
+    parse_cards("5C 5C 5C 5C"), parse_cards("5C 5C 5C 5C 6C 6C 6C 6C 4C 4C 4C 4C 7D"),
+    parse_cards("5C 7D 7H"), parse_cards("5C 6C 7D"), parse_cards("5C 9C 7D 7H 7S"),
+    parse_cards("2C 3C 9D 9H 7S 7S 7D"), parse_cards("KC KD 7H 7H QS"),
+]
+
+
+@needs_c
+@pytest.mark.parametrize("aces_high,needs_natural", RULE_SETS)
+def test_edge_cases_c(aces_high, needs_natural):
+    counts = counts_of(*EDGES)
+    check_equal(counts, np.full(len(EDGES), WILD), rules_for(aces_high, needs_natural, 4), "c")
+
+
+@pytest.mark.parametrize("aces_high,needs_natural", RULE_SETS)
+@pytest.mark.parametrize("edge", range(len(EDGES)))
+def test_edge_cases_torch(edge, aces_high, needs_natural):
+    """Each edge case with the smallest program that holds it (decks = its most copies of a card)."""
+    counts = counts_of(EDGES[edge])
+    decks = max(1, int(counts.max()))
+    if decks > 1 and (aces_high or len(EDGES[edge]) > 10):
+        pytest.skip("too slow for the torch program on a CPU: bench_batch_solver.py covers it")
+    check_equal(counts, np.array([WILD]), rules_for(aces_high, needs_natural, decks), "torch",
+                max_cards=max(3, len(EDGES[edge])))
+
+
+@pytest.mark.parametrize("backend", ["torch", pytest.param("c", marks=needs_c)])
+def test_known_values(backend):
+    """Values worked out by hand, so that the test does not only trust the scalar solver."""
+    def lp(cards: str, wild: int, aces_high=False, needs_natural=False, decks=1) -> int:
+        counts = torch.from_numpy(counts_of(parse_cards(cards)))
+        return int(least_penalty(counts, wild, rules_for(aces_high, needs_natural, decks), backend=backend,
+                                 max_cards=fit(counts.numpy()))[0])
+
+    assert lp("QH KH AH", 0) == 21 and lp("QH KH AH", 0, aces_high=True) == 0
+    assert lp("KH AH 2H", 0, aces_high=True) == 27                 # no wrapping K-A-2
+    assert lp("AS", 0, aces_high=True) == 15 and lp("AS", 1, aces_high=True) == 1   # a wild ace costs 1
+    assert lp("7C 7D 7H", 7) == 0 and lp("7C 7D 7H", 7, needs_natural=True) == 21
+    assert lp("7C 7D", 7) == 14 and lp("5C 7D 7H", 7, needs_natural=True) == 0
+    assert lp("AC 2C 3C 4C 5C 6C 8C 9C TC JC QC KC 7D 7H", 7) == 0   # the run splits: room for the spare
+    assert lp("5C 5C 5C 5C", 0, decks=4) == 0 and lp("5C 5C", 0, decks=2) == 10
+
+
+def test_dtypes_and_scalar_wild():
+    counts = counts_of(parse_cards("5C 6C 7C 9D"), parse_cards("KS KH 3D"))
+    want = least_penalty(torch.from_numpy(counts), torch.tensor([0, 3]), Rules(), backend="torch")
+    for dtype in (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64):
+        got = least_penalty(torch.from_numpy(counts).to(dtype), torch.tensor([0, 3], dtype=dtype), Rules(),
+                            backend="torch")
+        assert torch.equal(got, want)
+    assert least_penalty(torch.from_numpy(counts), 0, Rules(), backend="torch").tolist() == [9, 23]
+    assert least_penalty(torch.zeros(0, 52, dtype=torch.uint8), 0, Rules(), backend="torch").shape == (0,)
+
+
+@needs_c
+def test_backends_agree_and_auto_picks_c(monkeypatch):
+    rng = np.random.default_rng(5)
+    counts = torch.from_numpy(random_hands(rng, 30, 1, (3, 10)))
+    wilds = torch.arange(30) % 14
+    c = least_penalty(counts, wilds, Rules(), backend="c")
+    assert torch.equal(least_penalty(counts, wilds, Rules()), c)
+    calls = []
+    monkeypatch.setattr(solver, "_torch_least_penalty", lambda *a: calls.append(a) or c)
+    least_penalty(counts, wilds, Rules())
+    assert not calls                                   # auto on CPU: C
+    monkeypatch.setattr(solver._melds, "solver_backend", lambda: "python")
+    assert solver._c_backend() is None
+    least_penalty(counts, wilds, Rules())
+    assert calls                                       # TT_ENV_SOLVER=python: the torch program
+    with pytest.raises(ValueError, match="backend='c' needs the C meld solver"):
+        least_penalty(counts, wilds, Rules(), backend="c")
+
+
+# --------------------------------------------------------------------------- errors
+@pytest.mark.parametrize("kwargs,error,match", [
+    (dict(counts=torch.zeros(3, 51, dtype=torch.int64)), ValueError, r"must be \(B, 52\)"),
+    (dict(counts=torch.zeros(52, dtype=torch.int64)), ValueError, r"must be \(B, 52\)"),
+    (dict(counts=torch.zeros(3, 52)), TypeError, "integer torch tensor"),
+    (dict(counts=np.zeros((3, 52), np.int64)), TypeError, "integer torch tensor"),
+    (dict(wild_rank=14), ValueError, r"wild_rank=14 is not allowed: use 1..13 \(or 0 for no wilds\)"),
+    (dict(wild_rank=-1), ValueError, "use 1..13"),
+    (dict(wild_rank=True), TypeError, "wild_rank must be"),
+    (dict(wild_rank=torch.zeros(2, dtype=torch.long)), ValueError, r"must be \(3,\)"),
+    (dict(wild_rank=torch.zeros(3)), TypeError, "integer tensor"),
+    (dict(backend="gpu"), ValueError, r"use one of \['auto', 'torch', 'c'\]"),
+    (dict(rules="low"), TypeError, "Rules"),
+    (dict(decks=0), ValueError, "positive int"),
+    (dict(decks=5, backend="torch"), ValueError, "takes 1..4"),
+    (dict(counts=torch.full((3, 52), -1), check=True), ValueError, r"counts must be 0..1"),
+    (dict(counts=torch.full((3, 52), 2), check=True), ValueError, r"counts must be 0..1"),
+    (dict(counts=torch.ones(3, 52, dtype=torch.int64), check=True), ValueError, "more than max_cards=14"),
+    (dict(wild_rank=torch.tensor([0, 14, 3]), check=True), ValueError, "wild_rank is not allowed"),
+])
+def test_errors(kwargs, error, match):
+    args = dict(counts=torch.zeros(3, 52, dtype=torch.int64), wild_rank=0, rules=Rules(), backend="torch")
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        least_penalty(args.pop("counts"), args.pop("wild_rank"), args.pop("rules"), **args)
+
+
+@needs_c
+def test_c_errors():
+    with pytest.raises(ValueError, match="at most 40 cards"):
+        least_penalty(torch.ones(2, 52, dtype=torch.int64), 0, Rules(), backend="c")
+    with pytest.raises(ValueError, match="counts 0..40"):
+        least_penalty(torch.full((1, 52), -1), 0, Rules(), backend="c")
+    with pytest.raises(ValueError, match=r"wild_ranks\[1\]=14 is not allowed"):
+        solver._c_least_penalty(solver._c_backend(), torch.zeros(2, 52, dtype=torch.uint8),
+                                torch.tensor([0, 14]), Rules())
