@@ -129,7 +129,8 @@ def fit(data: dict[str, np.ndarray], *, net_kwargs: dict, epochs: int, batch: in
             best = (gain, {k: v.clone() for k, v in net.state_dict().items()}, epoch)
     net.load_state_dict(best[1])
     log(f"kept epoch {best[2]} (held-out gain {best[0]:+.4f})")
-    return net.cpu().eval(), {"history": history, "best_epoch": best[2], "positions": n, "validation_positions": n - split}
+    report = {"history": history, "best_epoch": best[2], "positions": n, "validation_positions": n - split}
+    return net.cpu().eval(), report
 
 
 def main(argv: Sequence[str] | None = None) -> Path:

@@ -114,8 +114,8 @@ def train(rows: Rows, net: BeliefNet, train_index: np.ndarray, val_index: np.nda
             losses.append(loss.item())
         net.eval()
         with torch.no_grad():
-            val = [float(nll_per_card(net, rows.take(val_index[s:s + 8192], _device(net)))) * len(val_index[s:s + 8192])
-                   for s in range(0, len(val_index), 8192)]
+            val = [float(nll_per_card(net, rows.take(val_index[s:s + 8192], _device(net))))
+                   * len(val_index[s:s + 8192]) for s in range(0, len(val_index), 8192)]
         val_loss = sum(val) / max(1, len(val_index))
         history.append({"epoch": epoch + 1, "train_nll": float(np.mean(losses)), "val_nll": val_loss,
                         "seconds": time.perf_counter() - t0})

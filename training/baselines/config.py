@@ -119,7 +119,7 @@ def algo_device(cfg: BaselinesConfig, algo: str) -> str:
 
 
 def check_hyperparameters(cfg: BaselinesConfig, work_dir: Path) -> None:
-    """Check every selected, installed algorithm's section (and its device) now, before hours of training find a typo."""
+    """Check every selected, installed algorithm's section and device now, before hours of training find a typo."""
     for algo in cfg.algos:
         if missing_modules(algo):
             continue
