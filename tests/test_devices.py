@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import torch
 
-from training import batch_ppo, imitate, selfplay, train_belief, train_sb3
+from training import batch_ppo, imitate, main_job, selfplay, train_belief, train_sb3
 from training.batch_config import BatchPPOConfig
 from training.config import ConfigError, SB3Config, SelfPlayConfig, load_config
 from training.device import (check_device, check_resume_device, cuda_rng_state, resolve_device, restore_cuda_rng,
@@ -159,10 +159,11 @@ def _commands(tmp_path):
             "batch_ppo": (batch_ppo.main, cli([f"run_dir={tmp_path}"])),
             "train_belief": (train_belief.main, data),
             "imitate": (imitate.main, data),
-            "baselines": (lambda argv: baselines_cli().main(argv), ["--out", str(tmp_path / "bench")])}
+            "baselines": (lambda argv: baselines_cli().main(argv), ["--out", str(tmp_path / "bench")]),
+            "main_job": (main_job.main, cli([f"run_dir={tmp_path}"]))}
 
 
-@pytest.mark.parametrize("name", ["selfplay", "sb3", "batch_ppo", "train_belief", "imitate", "baselines"])
+@pytest.mark.parametrize("name", ["selfplay", "sb3", "batch_ppo", "train_belief", "imitate", "baselines", "main_job"])
 def test_every_cli_refuses_a_bad_device_in_one_line(tmp_path, capsys, name):
     main, argv = _commands(tmp_path)[name]
     assert BAD in refused(capsys, main, [*argv, "--device", "gpu"])
@@ -170,7 +171,7 @@ def test_every_cli_refuses_a_bad_device_in_one_line(tmp_path, capsys, name):
 
 
 @no_gpu
-@pytest.mark.parametrize("name", ["selfplay", "sb3", "batch_ppo", "train_belief", "imitate", "baselines"])
+@pytest.mark.parametrize("name", ["selfplay", "sb3", "batch_ppo", "train_belief", "imitate", "baselines", "main_job"])
 def test_every_cli_refuses_cuda_without_a_gpu_in_one_line(tmp_path, capsys, name):
     main, argv = _commands(tmp_path)[name]
     line = refused(capsys, main, [*argv, "--device", "cuda"])
