@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--algos", nargs="+", metavar="ALGO", help=f"which algorithms: {' '.join(ALGOS)}")
     parser.add_argument("--seeds", nargs="+", type=int, metavar="SEED", help="which seeds (default: the config's)")
     parser.add_argument("--out", default="runs/baselines", help="benchmark folder (default runs/baselines)")
+    parser.add_argument("--device", default=None, metavar="DEVICE",
+                        help="auto | cpu | cuda | cuda:K (the config key device; overrides it): where the algorithms "
+                             "whose library allows a device train; the others train on the CPU")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--resume", action="store_true", help="continue the benchmark in --out: finished runs are "
                                                              "skipped, an unfinished one starts again")
@@ -71,6 +74,8 @@ def resolve_config(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         overrides.append(f"algos={jsonio.dumps(algos)}")
     if args.seeds:
         overrides.append(f"seeds={jsonio.dumps(args.seeds)}")
+    if args.device is not None:
+        overrides.append(f"device={args.device}")
     try:
         return load_config(BaselinesConfig, args.config, overrides)
     except ConfigError as exc:

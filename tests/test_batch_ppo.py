@@ -111,7 +111,7 @@ def test_overwrite_rules(tmp_path, capsys):
 
 @pytest.mark.parametrize("override,message", [
     ("num_table=8", "unknown config key.*allowed are"),
-    ("device=gpu", "device='gpu' is not allowed: use one of 'auto', 'cpu', 'cuda', 'cuda:K'"),
+    ("device=gpu", "device='gpu' is not allowed: use auto, cpu, cuda or cuda:K"),
     ("opponents={self: 0.5, greedy-v0: 0.4}", "opponents=.* fractions that sum to 1"),
     ("opponents={selfplay: 1.0}", r"opponents=.*mapping from \['self', 'pool', 'greedy-v0', 'random-v0'\]"),
     ("num_tables=0", "num_tables=0 is not allowed: use an int from 1"),

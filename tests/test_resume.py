@@ -22,7 +22,7 @@ from training.run_utils import RunExistsError, RunFolderError
 TINY = ["total_steps=1024", "num_envs=2", "rollout_steps=128", "num_minibatches=2", "update_epochs=1",
         "eval_every=512", "save_every=256", "eval_deals=1", "eval_opponents=[greedy-v0]", "progress=false",
         "rules.rounds=[1, 2]", "network=mlp", "network_kwargs={hidden_sizes: [16]}", "snapshot_every=2",
-        "pool_prob=0.5", "selfplay_prob=0.5", "opponents=[greedy-v0, random-v0]"]
+        "pool_prob=0.5", "selfplay_prob=0.5", "opponents=[greedy-v0, random-v0]", "device=cpu"]
 
 
 def config(tmp_path, name, *extra) -> SelfPlayConfig:
@@ -236,7 +236,7 @@ def test_init_checkpoint_starts_from_its_weights(tmp_path):
 # ---------------------------------------------------------------- train_sb3.py and main_job.py
 SB3_TINY = ["total_steps=768", "num_envs=2", "n_steps=64", "batch_size=64", "n_epochs=1", "eval_every=256",
             "save_every=128", "eval_deals=1", "eval_opponents=[greedy-v0]", "progress=false", "rules.rounds=[1, 2]",
-            "hidden_sizes=[16, 16]", "vec_env=dummy"]
+            "hidden_sizes=[16, 16]", "vec_env=dummy", "device=cpu"]
 
 
 def sb3_config(tmp_path, *extra):

@@ -18,17 +18,18 @@ Keys mean what :class:`training.config.SelfPlayConfig`'s mean where the idea is 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from training.config import BaseConfig, ConfigError, _check, check_network_size
+from training.device import DEVICE_PATTERN
 
 TABLE_KINDS = ("self", "pool", "greedy-v0", "random-v0")
 """Who holds the non-learner seats of a table (``self``: nobody, every seat is the learner)."""
 MAX_TABLES = 1 << 20
-DEVICE = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
+DEVICE = DEVICE_PATTERN
+"""The allowed ``device`` values (``training.device``, shared by every trainer)."""
 
 
 @dataclass
@@ -77,8 +78,6 @@ class BatchPPOConfig(BaseConfig):
         from models.networks import NETWORKS
         from tt_env.batch.game import MAX_BATCH_DECKS
 
-        _check(isinstance(self.device, str) and DEVICE.match(self.device), "device", self.device,
-               "one of 'auto', 'cpu', 'cuda', 'cuda:K'")
         _check(1 <= self.num_tables <= MAX_TABLES, "num_tables", self.num_tables, f"an int from 1 to {MAX_TABLES}")
         moves = self.rollout_steps * self.num_tables
         _check(self.num_minibatches <= moves <= 1 << 24, "rollout_steps", self.rollout_steps,

@@ -34,6 +34,8 @@ from training.batch_collect import BatchTables, Rollout, policy_step
 from training.batch_config import TABLE_KINDS, BatchPPOConfig
 from training.batch_critic import PrivilegedCritic
 from training.config import ConfigError, config_arg_parser, dump_config, parse_config
+from training.device import (add_device_arg, check_resume_device, cuda_rng_state, device_override, resolve_device,
+                             restore_cuda_rng)
 from training.resume import (FROZEN, RESTORE_ERRORS, StopRequested, StopSignals, check_resumable,
                              default_resume_command, is_count, is_str, load_latest, restore_failed, resume_command,
                              save_latest)
@@ -46,21 +48,6 @@ BATCH_FROZEN = FROZEN + ("num_tables", "opponents", "privileged_critic", "critic
 """Keys a resumed run keeps: :data:`training.resume.FROZEN` and what its tables and critic were built from."""
 STATE_KEYS = {"update": is_count, "device_type": is_str}
 TENSOR_KEYS = ("optimizer", "torch_rng", "update_rng", "tables")
-
-
-def resolve_device(name: str) -> torch.device:
-    """The torch device of a ``device`` config value (``auto``: CUDA when available)."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(name)
-    if device.type == "cuda":
-        if not torch.cuda.is_available():
-            raise ConfigError(f"device={name!r} is not available here (no CUDA device): use 'cpu' or 'auto'")
-        count = torch.cuda.device_count()
-        if device.index is not None and device.index >= count:
-            raise ConfigError(f"device={name!r} is not available here: this machine has {count} CUDA "
-                              f"device(s), cuda:0..cuda:{count - 1}")
-    return device
 
 
 def build_net(cfg: BatchPPOConfig, *, init: bool = True) -> PolicyValueNet:
@@ -168,10 +155,7 @@ def _train(cfg: BatchPPOConfig, run: RunDir, *, resume: bool, overwrite: bool, c
         run.check_can_resume()
         tensors, saved = load_latest(run, TRAINER, STATE_KEYS, TENSOR_KEYS)
         check_resumable(saved["config"], cfg, BATCH_FROZEN)
-        if saved["device_type"] != device.type:
-            raise ConfigError(f"--resume cannot change the device type: the run trained on {saved['device_type']!r}, "
-                              f"device={cfg.device!r} gives {device.type!r}; resume with --set "
-                              f"device={saved['device_type']}")
+        check_resume_device(saved["device_type"], device, cfg.device)
     else:
         run.check_can_start(overwrite)
     net = build_net(cfg, init=not resume).to(device)
@@ -190,6 +174,7 @@ def _train(cfg: BatchPPOConfig, run: RunDir, *, resume: bool, overwrite: bool, c
             optimizer.load_state_dict(tensors["optimizer"])
             tables.load_state_dict(tensors["tables"])
             torch.set_rng_state(tensors["torch_rng"])
+            restore_cuda_rng(tensors, device)
             gen.set_state(tensors["update_rng"])
         except CheckpointError:
             raise
@@ -214,7 +199,7 @@ def _train(cfg: BatchPPOConfig, run: RunDir, *, resume: bool, overwrite: bool, c
             "update": update, "last_eval": last_eval, "next_eval": None if next_eval == math.inf else next_eval,
             "device_type": device.type},
             tensors={"optimizer": optimizer.state_dict(), "torch_rng": torch.get_rng_state(),
-                     "update_rng": gen.get_state(), "tables": tables.state_dict(), **extra})
+                     "update_rng": gen.get_state(), "tables": tables.state_dict(), **cuda_rng_state(device), **extra})
 
     # ---- only now, with everything built, touch the disk
     if resume:
@@ -315,11 +300,9 @@ def _train(cfg: BatchPPOConfig, run: RunDir, *, resume: bool, overwrite: bool, c
 def main(argv: list[str] | None = None) -> None:
     parser = config_arg_parser(__doc__.split("\n\n")[0], BatchPPOConfig, run_folder=True,
                                prog="python -m training.batch_ppo")
-    parser.add_argument("--device", default=None, metavar="DEVICE",
-                        help="auto | cpu | cuda | cuda:K (the config key device; overrides it)")
+    add_device_arg(parser)
     args = parser.parse_args(argv)
-    if args.device is not None:
-        args.overrides = [*args.overrides, f"device={args.device}"]
+    device_override(args)
     cfg = parse_config(parser, BatchPPOConfig, args)
     try:
         run = train(cfg, resume=args.resume, overwrite=args.overwrite,

@@ -36,7 +36,7 @@ class ConfigError(ValueError):
 
 @dataclass
 class BaseConfig:
-    """Fields shared by both training scripts."""
+    """Fields shared by the training scripts."""
 
     name: str = "run"
     """Run name: everything is written under ``<run_dir>/<name>/``."""
@@ -59,6 +59,9 @@ class BaseConfig:
     """Duplicate deals per evaluation opponent (each deal is played once per seating)."""
     eval_opponents: list = field(default_factory=lambda: ["random-v0", "greedy-v0"])
     torch_threads: int = 1
+    device: str = "auto"
+    """``auto`` (CUDA when ``torch.cuda.is_available()``, else CPU), ``cpu``, ``cuda`` or ``cuda:K``: where
+    the network and its update run (``training.device``; what holds on CUDA: ``docs/devices.md``)."""
     progress: bool = True
     save_every: int = 20_000
     """Learner steps between saves of ``checkpoints/latest.pt`` (the state ``--resume`` continues
@@ -85,6 +88,9 @@ class BaseConfig:
             if hasattr(self, key):
                 value = getattr(self, key)
                 _check(1 <= value <= high, key, value, f"an int from 1 to {high}")
+        from training.device import check_device
+
+        check_device(self.device)
         for key in ("eval_every", "save_every"):
             _check(getattr(self, key) >= 0, key, getattr(self, key), "an int >= 0")
         for key, (low, high, text) in self.FLOAT_RANGES.items():

@@ -14,6 +14,8 @@ candidate minus that of expert-v0's own choice. Its rollouts are independent of 
 is an unbiased estimate of what the network gains per decision over expert-v0 (one step, with
 expert-v0 playing on). The epoch with the best held-out gain is saved in the checkpoint format of
 ``models.checkpoint``; the value head is left as it is (PPO's critic warm-up trains it).
+``--device`` (auto, cpu, cuda, cuda:K; ``training.device``) is where the network trains: the
+features are computed on the CPU and moved there; the checkpoint is saved from the CPU.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import torch
 from models.checkpoint import save_checkpoint
 from models.networks import PolicyValueNet, build_network
 from training.config import ConfigError, check_network_size
+from training.device import add_device_arg, resolve_device
 from tt_env import jsonio
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, positive_float, seed_arg
 from tt_env.engine.rules import Rules
@@ -62,35 +65,41 @@ def oracle_gain(net: PolicyValueNet, x: torch.Tensor, cands: torch.Tensor, q: to
     """(mean gain of the network's top candidate over the first, its 95% half-width, deviation rate)."""
     with torch.no_grad():
         choice = candidate_logits(net, x, cands).argmax(dim=1)
-    gain = (q.gather(1, choice[:, None])[:, 0] - q[:, 0]).numpy().astype(np.float64)
+    gain = (q.gather(1, choice[:, None])[:, 0] - q[:, 0]).cpu().numpy().astype(np.float64)
     half = 1.96 * gain.std(ddof=1) / math.sqrt(len(gain)) if len(gain) > 1 else float("nan")
     return float(gain.mean()), float(half), float((choice != 0).float().mean())
 
 
 def fit(data: dict[str, np.ndarray], *, net_kwargs: dict, epochs: int, batch: int, lr: float, temperature: float,
-        validation: float, seed: int, anchor: float = 0.0, log=print) -> tuple[PolicyValueNet, dict]:
-    """Train a fresh network on ``data``; returns it (best held-out epoch) and the training history.
+        validation: float, seed: int, anchor: float = 0.0, log=print, device: str | torch.device = "cpu"
+        ) -> tuple[PolicyValueNet, dict]:
+    """Train a fresh network on ``data``; returns it (best held-out epoch, on the CPU) and the training history.
+
+    ``device``: where the network trains (``training.device``: auto, cpu, cuda, cuda:K); the
+    features are computed on the CPU and moved there.
 
     ``anchor`` moves that share of each target onto expert-v0's own choice: with noisy values,
     the network then leaves the expert only where the values favour another move consistently.
     """
     if not 0.0 <= anchor < 1.0:
         raise ValueError(f"anchor={anchor!r} is not allowed: use a share in [0, 1)")
+    device = device if isinstance(device, torch.device) else resolve_device(device)
     torch.manual_seed(seed)
     rules = Rules.from_dict(data["meta"]["rules"])
     net = build_network("cardnet", num_players=rules.num_players, aces_high=rules.aces_high,
                         meld_needs_natural=rules.meld_needs_natural, **net_kwargs)
     t0 = time.perf_counter()
-    x = torch.as_tensor(net.preprocess(data["obs"], data["mask"]))
+    x = torch.as_tensor(net.preprocess(data["obs"], data["mask"]), device=device)
     log(f"features of {len(x)} positions in {time.perf_counter() - t0:.0f} s")
-    cands = torch.as_tensor(data["cands"].astype(np.int64))
-    q = torch.as_tensor(data["q"])
+    net = net.to(device)
+    cands = torch.as_tensor(data["cands"].astype(np.int64), device=device)
+    q = torch.as_tensor(data["q"], device=device)
     valid = cands >= 0
     target = torch.softmax((q / temperature).masked_fill(~valid, -math.inf), dim=1) * (1.0 - anchor)
     target[:, 0] += anchor
     n = len(x)
     split = int(round(n * (1.0 - validation)))
-    train_idx, val_idx = torch.arange(split), torch.arange(split, n)
+    train_idx, val_idx = torch.arange(split), torch.arange(split, n, device=device)
     gen = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(net.parameters(), lr=lr)
     history = []
@@ -100,7 +109,7 @@ def fit(data: dict[str, np.ndarray], *, net_kwargs: dict, epochs: int, batch: in
     best = (gain, {k: v.clone() for k, v in net.state_dict().items()}, 0)
     for epoch in range(1, epochs + 1):
         net.train()
-        order = train_idx[torch.randperm(len(train_idx), generator=gen)]
+        order = train_idx[torch.randperm(len(train_idx), generator=gen)].to(device)  # drawn on the CPU generator
         losses = []
         for start in range(0, len(order), batch):
             idx = order[start:start + batch]
@@ -120,7 +129,8 @@ def fit(data: dict[str, np.ndarray], *, net_kwargs: dict, epochs: int, batch: in
             best = (gain, {k: v.clone() for k, v in net.state_dict().items()}, epoch)
     net.load_state_dict(best[1])
     log(f"kept epoch {best[2]} (held-out gain {best[0]:+.4f})")
-    return net.eval(), {"history": history, "best_epoch": best[2], "positions": n, "validation_positions": n - split}
+    report = {"history": history, "best_epoch": best[2], "positions": n, "validation_positions": n - split}
+    return net.cpu().eval(), report
 
 
 def main(argv: Sequence[str] | None = None) -> Path:
@@ -140,7 +150,12 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--blocks", type=int_at_least(0), default=DEFAULT_NET["blocks"])
     parser.add_argument("--hidden", type=int_at_least(1), default=DEFAULT_NET["hidden"])
     parser.add_argument("--seed", type=seed_arg, default=0)
+    add_device_arg(parser, config_key=False)
     args = parser.parse_args(argv)
+    try:
+        device = resolve_device(args.device)
+    except ConfigError as exc:
+        parser.error(str(exc))
     if not 0.0 <= args.anchor < 1.0:
         parser.error(f"--anchor {args.anchor} is not allowed: use a share in [0, 1)")
     problem = output_file_problem(args.out, suffixes=(".pt",))
@@ -164,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
         parser.error(str(exc))
     net, report = fit(data, net_kwargs=net_kwargs, epochs=args.epochs, batch=args.batch, lr=args.lr,
                       temperature=args.temperature, validation=args.validation, seed=args.seed,
-                      anchor=args.anchor)
+                      anchor=args.anchor, device=device)
     meta_rules = data["meta"]["rules"]
     out = save_checkpoint(args.out, net, obs_version=OBS_VERSION, rules=meta_rules, training_steps=0,
                           evaluation=None, extra={"trainer": "training/imitate.py", "data": list(args.data),

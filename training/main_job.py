@@ -20,6 +20,7 @@ from pathlib import Path
 
 from models.checkpoint import CheckpointError
 from training.config import ConfigError, SelfPlayConfig, add_run_folder_args, parse_config
+from training.device import add_device_arg, device_override
 from tt_env.evaluation.stats import interval_text
 from tt_env.evaluation.evaluator import evaluate
 from training.resume import resume_command
@@ -78,7 +79,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="evaluation worker processes, >= 1 (default 2)")
     parser.add_argument("--skip-training", action="store_true", help="evaluate an existing run's final.pt")
     add_run_folder_args(parser)
+    add_device_arg(parser)
     args = parser.parse_args(argv)
+    device_override(args)
     cfg = parse_config(parser, SelfPlayConfig, args)  # rejected here, before training
     run_path = Path(cfg.run_dir) / cfg.name
     checkpoint = run_path / "checkpoints" / "final.pt"

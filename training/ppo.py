@@ -57,17 +57,18 @@ def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, buf: Buffe
     with ``train_policy=False`` only the value head learns (a critic warm-up: the policy, and the
     trunk it shares with the value, stay exactly as they are)."""
     adv_np, ret_np = buf.advantages(cfg.gamma, cfg.gae_lambda)
-    x = torch.as_tensor(np.stack(buf.x))
-    masks = torch.as_tensor(np.stack(buf.mask))
-    actions = torch.as_tensor(buf.action)
-    old_logprob = torch.as_tensor(buf.logprob, dtype=torch.float32)
-    old_value = torch.as_tensor(buf.value, dtype=torch.float32)
-    adv, ret = torch.as_tensor(adv_np), torch.as_tensor(ret_np)
+    device = next(net.parameters()).device  # the rollout, built on the CPU, moves to the network's device
+    x = torch.as_tensor(np.stack(buf.x), device=device)
+    masks = torch.as_tensor(np.stack(buf.mask), device=device)
+    actions = torch.as_tensor(buf.action, device=device)
+    old_logprob = torch.as_tensor(buf.logprob, dtype=torch.float32, device=device)
+    old_value = torch.as_tensor(buf.value, dtype=torch.float32, device=device)
+    adv, ret = torch.as_tensor(adv_np, device=device), torch.as_tensor(ret_np, device=device)
     n = len(buf)
     mb = max(1, n // cfg.num_minibatches)
     stats: dict[str, list[float]] = {k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac")}
     for _ in range(cfg.update_epochs):
-        order = torch.randperm(n, generator=gen)
+        order = torch.randperm(n, generator=gen).to(device)  # drawn on the CPU generator: the same on every device
         for start in range(0, n - mb + 1, mb):
             idx = order[start:start + mb]
             _, logprob, entropy, value = net.get_action_and_value(x[idx], masks[idx], actions[idx])

@@ -4,8 +4,9 @@
 attachments, saved atomically together with it:
 
 * ``latest.resume-tensors.pt``: tensors only (optimiser state, random-generator states, the
-  opponent pool's weights, SB3's policy), written with ``torch.save`` and read back with
-  ``torch.load(..., weights_only=True)``: reading it cannot run code;
+  opponent pool's weights, SB3's policy), moved to the CPU and written with ``torch.save``, read
+  back with ``torch.load(..., weights_only=True, map_location="cpu")``: reading it cannot run
+  code, and a run trained on a GPU loads on a machine without one;
 * ``latest.resume.json``: everything else as JSON (counters, numpy generator states, the games
   in progress, the evaluation history, the config the run trained with).
 
@@ -32,6 +33,7 @@ from tt_env.engine.rules import Rules
 from tt_env.observation import OBS_VERSION
 
 from .config import ConfigError
+from .device import to_cpu
 from .run_utils import RunDir
 
 TENSORS = "resume-tensors.pt"
@@ -58,7 +60,7 @@ def save_latest(run: RunDir, net: Any, cfg: Any, *, step: int, trainer: str, ten
               "history": history, **state}
     save_checkpoint(run.latest, net, obs_version=OBS_VERSION, rules=cfg.train_rules().to_dict(), training_steps=step,
                     evaluation=evaluation, extra={"trainer": trainer, "config": cfg.to_dict()},
-                    attachments={TENSORS: serialize_state(tensors), STATE: jsonio.dumps(record).encode()})
+                    attachments={TENSORS: serialize_state(to_cpu(tensors)), STATE: jsonio.dumps(record).encode()})
 
 
 Check = Callable[[Any], bool]

@@ -15,7 +15,9 @@ format), eval.json and learning_curve.png (duplicate evaluation against ``eval_o
 ``--resume`` continues a stopped run from ``checkpoints/latest.pt`` (``training.resume``):
 weights, optimiser, learning-rate schedule, counters, every random generator, the opponent
 pool, the games in progress (replayed from their seeds and actions), the evaluation history
-and TensorBoard. A resumed run is bit-identical to one that never stopped (tested).
+and TensorBoard. On a CPU a resumed run is bit-identical to one that never stopped (tested).
+``--device`` (config key ``device``: auto, cpu, cuda, cuda:K) puts the network and its update on a
+GPU; the games stay on the CPU and their observations are moved (``docs/devices.md``).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from models.checkpoint_agent import CheckpointAgent
 from models.checkpoint import CheckpointError, check_finite, load_checkpoint, save_checkpoint
 from models.networks import PolicyValueNet, build_network
 from training.config import ConfigError, SelfPlayConfig, config_arg_parser, dump_config, parse_config
+from training.device import (add_device_arg, check_resume_device, cuda_rng_state, device_override, resolve_device,
+                             restore_cuda_rng)
 from training.ppo import Buffer, ppo_update
 from training.resume import (FROZEN, RESTORE_ERRORS, StopRequested, StopSignals, check_resumable,
                              default_resume_command, is_count, is_dict, load_latest, restore_failed, resume_command,
@@ -153,7 +157,7 @@ class SelfPlay:
             x = net.preprocess(np.stack([o["observation"] for o in obs]), masks)
             with torch.no_grad():
                 action, logprob, _, value = net.get_action_and_value(x, masks)
-            value_np = value.numpy()
+            action, logprob, value_np = action.cpu(), logprob.cpu(), value.cpu().numpy()
             prev = []
             for i, (t, agent) in enumerate(zip(self.tables, agents)):
                 seat = int(agent[7:])
@@ -263,7 +267,7 @@ def evaluate_and_save(net: PolicyValueNet, cfg: SelfPlayConfig, run: RunDir, ste
 
     Raises :class:`StopRequested` (nothing recorded) if a stop is asked for during it.
     """
-    agent = CheckpointAgent(copy.deepcopy(net).eval(), name=cfg.name)
+    agent = CheckpointAgent(copy.deepcopy(net).cpu().eval(), name=cfg.name)  # evaluations run on the CPU
     results = evaluate_agent(agent, cfg.eval_opponents, cfg.eval_rules(), cfg.eval_deals, seed=cfg.seed + 10_000,
                              on_deal=signals.check)
     run.record_eval(step, results)
@@ -294,6 +298,7 @@ def train(cfg: SelfPlayConfig, *, resume: bool = False, overwrite: bool = False,
 
 def _train(cfg: SelfPlayConfig, run: RunDir, *, resume: bool, overwrite: bool, command: str | None) -> RunDir:
     # ---- seeding: one block, everything derived from cfg.seed (a resumed run restores the states)
+    device = resolve_device(cfg.device)
     torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
@@ -303,9 +308,10 @@ def _train(cfg: SelfPlayConfig, run: RunDir, *, resume: bool, overwrite: bool, c
         run.check_can_resume()
         tensors, saved = load_latest(run, TRAINER, STATE_KEYS, TENSOR_KEYS)
         check_resumable(saved["config"], cfg, SELFPLAY_FROZEN)
+        check_resume_device(saved.get("device_type"), device, cfg.device)
     else:
         run.check_can_start(overwrite)
-    net = build_net(cfg, init=not resume)
+    net = build_net(cfg, init=not resume).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, eps=1e-5)
     play = SelfPlay(cfg, net, rng)
     num_updates = max(1, -(-cfg.total_steps // cfg.rollout_steps))
@@ -318,6 +324,7 @@ def _train(cfg: SelfPlayConfig, run: RunDir, *, resume: bool, overwrite: bool, c
             optimizer.load_state_dict(tensors["optimizer"])
             play.load_state_dict(saved["play"], tensors)
             torch.set_rng_state(tensors["torch_rng"])
+            restore_cuda_rng(tensors, device)
             gen.set_state(tensors["update_rng"])
         except CheckpointError:
             raise
@@ -340,8 +347,9 @@ def _train(cfg: SelfPlayConfig, run: RunDir, *, resume: bool, overwrite: bool, c
         state, pool = play.state_dict()
         save_latest(run, net, cfg, step=step, trainer=TRAINER, state={
             "update": update, "last_eval": last_eval, "next_eval": None if next_eval == math.inf else next_eval,
-            "play": state}, tensors={"optimizer": optimizer.state_dict(), "torch_rng": torch.get_rng_state(),
-                                     "update_rng": gen.get_state(), **pool})
+            "play": state, "device_type": device.type},
+            tensors={"optimizer": optimizer.state_dict(), "torch_rng": torch.get_rng_state(),
+                     "update_rng": gen.get_state(), **cuda_rng_state(device), **pool})
 
     # ---- only now, with everything built, touch the disk
     if resume:
@@ -435,7 +443,9 @@ def _train(cfg: SelfPlayConfig, run: RunDir, *, resume: bool, overwrite: bool, c
 
 def main(argv: list[str] | None = None) -> None:
     parser = config_arg_parser(__doc__.split("\n\n")[0], SelfPlayConfig, run_folder=True, prog=f"python {TRAINER}")
+    add_device_arg(parser)
     args = parser.parse_args(argv)
+    device_override(args)
     cfg = parse_config(parser, SelfPlayConfig, args)
     try:
         run = train(cfg, resume=args.resume, overwrite=args.overwrite,

@@ -6,7 +6,9 @@ The loss is the negative log-likelihood of each opponent's true unknown cards un
 model of :mod:`models.belief_math` (Fisher's noncentral hypergeometric distribution with the
 network's per-card weights), per hidden card. A share of the games (``--val-share``, whole
 games) is held out; the epoch with the best held-out loss is kept, and its held-out
-cross-entropy per hidden card (bits) is printed next to the uniform belief's.
+cross-entropy per hidden card (bits) is printed next to the uniform belief's. ``--device``
+(auto, cpu, cuda, cuda:K; ``training.device``) is where the network trains: the rows are built on
+the CPU and each batch is moved there; the belief is saved from the CPU (``docs/devices.md``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from models.checkpoint import CheckpointError
 from models.belief_math import expected_counts, log_likelihood
 from models.belief_net import BeliefNet, belief_inputs, unseen_and_unknown
 from training import belief_data
+from training.config import ConfigError
+from training.device import add_device_arg, resolve_device
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, positive_float, seed_arg
 from tt_env.engine.rules import Rules
 
@@ -50,9 +54,15 @@ class Rows:
         self.game = np.repeat(arrays["game"], opp)
         self.progress = np.repeat(arrays["turn"], opp)
 
-    def take(self, index: np.ndarray) -> tuple[torch.Tensor, ...]:
+    def take(self, index: np.ndarray, device: torch.device | None = None) -> tuple[torch.Tensor, ...]:
+        """The rows of ``index`` (on ``device`` when given: they are built on the CPU)."""
         i = torch.from_numpy(index)
-        return self.planes[i], self.scalars[i], self.copies[i], self.counts[i], self.hands[i]
+        batch = self.planes[i], self.scalars[i], self.copies[i], self.counts[i], self.hands[i]
+        return batch if device is None else tuple(t.to(device) for t in batch)
+
+
+def _device(net: torch.nn.Module) -> torch.device:
+    return next(net.parameters()).device
 
 
 def nll_per_card(net: BeliefNet, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
@@ -77,8 +87,8 @@ def predict(net: BeliefNet, rows: Rows, index: np.ndarray, batch: int = 4096) ->
     net.eval()
     with torch.no_grad():
         for s in range(0, len(index), batch):
-            planes, scalars, copies, counts, _ = rows.take(index[s:s + batch])
-            out.append(expected_counts(net(planes, scalars), copies, counts).numpy())
+            planes, scalars, copies, counts, _ = rows.take(index[s:s + batch], _device(net))
+            out.append(expected_counts(net(planes, scalars), copies, counts).cpu().numpy())
     return np.concatenate(out) if out else np.zeros((0, 52))
 
 
@@ -95,7 +105,7 @@ def train(rows: Rows, net: BeliefNet, train_index: np.ndarray, val_index: np.nda
         order = rng.permutation(train_index)
         t0, losses = time.perf_counter(), []
         for s in range(0, max(1, len(order) - batch + 1), batch):  # full batches (one, if fewer rows)
-            loss = nll_per_card(net, rows.take(order[s:s + batch]))
+            loss = nll_per_card(net, rows.take(order[s:s + batch], _device(net)))
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
@@ -104,8 +114,8 @@ def train(rows: Rows, net: BeliefNet, train_index: np.ndarray, val_index: np.nda
             losses.append(loss.item())
         net.eval()
         with torch.no_grad():
-            val = [float(nll_per_card(net, rows.take(val_index[s:s + 8192]))) * len(val_index[s:s + 8192])
-                   for s in range(0, len(val_index), 8192)]
+            val = [float(nll_per_card(net, rows.take(val_index[s:s + 8192], _device(net))))
+                   * len(val_index[s:s + 8192]) for s in range(0, len(val_index), 8192)]
         val_loss = sum(val) / max(1, len(val_index))
         history.append({"epoch": epoch + 1, "train_nll": float(np.mean(losses)), "val_nll": val_loss,
                         "seconds": time.perf_counter() - t0})
@@ -135,7 +145,12 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--val-share", type=float, default=0.1)
     parser.add_argument("--seed", type=seed_arg, default=0)
     parser.add_argument("--threads", type=int_at_least(1), default=1)
+    add_device_arg(parser, config_key=False)
     args = parser.parse_args(argv)
+    try:
+        device = resolve_device(args.device)
+    except ConfigError as exc:
+        parser.error(str(exc))
     problem = output_file_problem(args.out, suffixes=(".pt",))
     if problem:
         parser.error(f"--out {args.out}: {problem}")
@@ -180,11 +195,13 @@ def main(argv: Sequence[str] | None = None) -> Path:
             parser.error(f"--init {args.init}: its network is width {start.width}, blocks {start.blocks_count}; "
                          f"give --width {start.width} --blocks {start.blocks_count}")
         net.load_state_dict(start.state_dict())
+    net = net.to(device)
     t0 = time.perf_counter()
     net, history = train(rows, net, train_index, val_index, epochs=args.epochs, lr=args.lr, batch=args.batch,
                          weight_decay=args.weight_decay, seed=args.seed)
     seconds = time.perf_counter() - t0
     probs = predict(net, rows, val_index)
+    net = net.cpu()  # the belief is kept, saved and used on the CPU
     hands, counts = rows.hands[val_index].numpy(), rows.counts[val_index].numpy()
     copies = rows.copies[val_index].numpy()
     uniform = copies * (counts / np.maximum(copies.sum(axis=1), 1))[:, None]

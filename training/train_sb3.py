@@ -15,7 +15,8 @@ learning_curve.png. ``--resume`` continues a run from ``checkpoints/latest.pt``
 tensors; SB3's own zip, which unpickles, is never used), the step and update counters, the
 random generators, the evaluation history and TensorBoard. The environments start new games
 from a seed derived from the step, so a resumed run is not bit-identical to an
-uninterrupted one.
+uninterrupted one. ``--device`` (config key ``device``: auto, cpu, cuda, cuda:K) is passed to
+MaskablePPO as its ``device=`` (``docs/devices.md``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from models.checkpoint import CheckpointError, save_checkpoint
 from models.networks import MLPPolicy
 from models.sb3_zip import mlp_state_from_sb3
 from training.config import ConfigError, SB3Config, config_arg_parser, dump_config, parse_config
+from training.device import (add_device_arg, check_resume_device, cuda_rng_state, device_override, resolve_device,
+                             restore_cuda_rng)
 from training.resume import (RESTORE_ERRORS, StopRequested, StopSignals, check_resumable, default_resume_command,
                              is_count, is_dict, is_list, load_latest, restore_failed, resume_command, save_latest)
 from training.run_utils import RunDir, RunFolderError, evaluate_agent, format_results
@@ -98,6 +101,7 @@ class RunCallback(BaseCallback):
         return {"step": int(self.model.num_timesteps), "n_updates": int(self.model._n_updates),
                 "episode_num": int(self.model._episode_num), "next_eval": self.next_eval, "last_eval": self.last_eval,
                 "history": len(self.run.history), "torch_rng": torch.get_rng_state(),
+                **cuda_rng_state(self.model.device),
                 "np_rng": np.random.get_state(legacy=False), "py_rng": random.getstate()}
 
     def save(self, safe: dict) -> None:
@@ -105,9 +109,10 @@ class RunCallback(BaseCallback):
                                              "pos": int(safe["np_rng"]["state"]["pos"])})
         state = {"n_updates": safe["n_updates"], "episode_num": safe["episode_num"], "last_eval": safe["last_eval"],
                  "next_eval": None if safe["next_eval"] == float("inf") else safe["next_eval"],
-                 "np_rng": np_rng, "py_rng": [safe["py_rng"][0], list(safe["py_rng"][1]), safe["py_rng"][2]]}
+                 "np_rng": np_rng, "py_rng": [safe["py_rng"][0], list(safe["py_rng"][1]), safe["py_rng"][2]],
+                 "device_type": self.model.device.type}
         tensors = {"policy": self.model.policy.state_dict(), "optimizer": self.model.policy.optimizer.state_dict(),
-                   "torch_rng": safe["torch_rng"]}
+                   "torch_rng": safe["torch_rng"], **({"cuda_rng": safe["cuda_rng"]} if "cuda_rng" in safe else {})}
         save_latest(self.run, to_mlp_policy(self.model, self.cfg), self.cfg, step=safe["step"], trainer=TRAINER,
                     tensors=tensors, state=state, history=self.run.history[:safe["history"]])
 
@@ -157,6 +162,7 @@ def _restore(model: MaskablePPO, tensors: dict, saved: dict) -> None:
     model.policy.optimizer.load_state_dict(tensors["optimizer"])
     model.num_timesteps, model._n_updates, model._episode_num = saved["step"], saved["n_updates"], saved["episode_num"]
     torch.set_rng_state(tensors["torch_rng"])
+    restore_cuda_rng(tensors, model.device)
     np_rng = dict(saved["np_rng"], state={"key": np.asarray(saved["np_rng"]["state"]["key"], dtype=np.uint32),
                                           "pos": saved["np_rng"]["state"]["pos"]})
     np.random.set_state(np_rng)
@@ -178,11 +184,13 @@ def train(cfg: SB3Config, *, resume: bool = False, overwrite: bool = False, comm
 
 
 def _train(cfg: SB3Config, run: RunDir, *, resume: bool, overwrite: bool, command: str | None) -> RunDir:
+    device = resolve_device(cfg.device)
     torch.set_num_threads(cfg.torch_threads)
     if resume:
         run.check_can_resume()
         tensors, saved = load_latest(run, TRAINER, STATE_KEYS, TENSOR_KEYS)
         check_resumable(saved["config"], cfg)
+        check_resume_device(saved.get("device_type"), device, cfg.device)
         step, last_eval = saved["step"], saved["last_eval"]
         same_every = saved["config"].get("eval_every") == cfg.eval_every and saved["next_eval"] is not None
         every = cfg.eval_every or float("inf")
@@ -199,7 +207,7 @@ def _train(cfg: SB3Config, run: RunDir, *, resume: bool, overwrite: bool, comman
         model = MaskablePPO(
             "MlpPolicy", vec, learning_rate=cfg.learning_rate, n_steps=cfg.n_steps, batch_size=cfg.batch_size,
             n_epochs=cfg.n_epochs, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range,
-            ent_coef=cfg.ent_coef, seed=cfg.seed, tensorboard_log=str(run.tb), verbose=0,
+            ent_coef=cfg.ent_coef, seed=cfg.seed, tensorboard_log=str(run.tb), verbose=0, device=device,
             policy_kwargs={"net_arch": {"pi": list(cfg.hidden_sizes), "vf": list(cfg.hidden_sizes)},
                            "activation_fn": torch.nn.Tanh})
         if resume:
@@ -255,7 +263,9 @@ def _train(cfg: SB3Config, run: RunDir, *, resume: bool, overwrite: bool, comman
 
 def main(argv: list[str] | None = None) -> None:
     parser = config_arg_parser(__doc__.split("\n\n")[0], SB3Config, run_folder=True, prog=f"python {TRAINER}")
+    add_device_arg(parser)
     args = parser.parse_args(argv)
+    device_override(args)
     cfg = parse_config(parser, SB3Config, args)
     try:
         run = train(cfg, resume=args.resume, overwrite=args.overwrite,

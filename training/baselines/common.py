@@ -44,6 +44,9 @@ class RunContext:
     work_dir: Path
     """A folder of its own for whatever the framework writes (created by the runner)."""
     torch_threads: int = 1
+    device: str = "cpu"
+    """Where the trainer's networks live (``cpu``, ``cuda`` or ``cuda:K``, already resolved and checked by
+    ``training.baselines.config.algo_device``); trainers whose library gives no device ignore it."""
 
     @property
     def rules(self) -> Rules:
@@ -111,6 +114,6 @@ def torch_scores(module: Any) -> Callable[[np.ndarray], np.ndarray]:
 
     def score(obs: np.ndarray) -> np.ndarray:
         with torch.inference_mode():
-            return module(torch.as_tensor(obs)).float().numpy()
+            return module(torch.as_tensor(obs)).float().cpu().numpy()
 
     return score

@@ -20,6 +20,14 @@ from . import ALGOS, missing_modules
 from .common import RunContext
 
 DEFAULT_OPPONENTS = ["random-v0", "greedy-v0", "expert-v0"]
+CPU_ONLY = {
+    "openspiel-nfsp": "OpenSpiel's PyTorch NFSP builds its inputs with torch.FloatTensor(..., device=...), which "
+                      "accepts only the CPU",
+    "rlcard-dmc": "its actors are CPU processes filling shared-memory CPU buffers",
+    "rllib-ppo": "RLlib places its learners itself (num_gpus_per_learner), not through a device",
+}
+"""Algorithms whose library gives this benchmark no device, and why: they train on the CPU (``device: auto``
+runs them there; an explicit ``cuda`` is refused for them)."""
 EVAL_SEED_BASE = 10_000
 """Run seed ``s`` is evaluated on the deals of seed ``EVAL_SEED_BASE + s`` (as ``selfplay.py`` does), the same
 deals for every algorithm."""
@@ -41,6 +49,10 @@ class BaselinesConfig:
     eval_opponents: list = field(default_factory=lambda: list(DEFAULT_OPPONENTS))
     eval_batch_size: int = 256
     torch_threads: int = 1
+    device: str = "auto"
+    """``auto`` (CUDA when ``torch.cuda.is_available()``, else CPU), ``cpu``, ``cuda`` or ``cuda:K``: where the
+    algorithms whose library allows a device train (``ppo``, ``sb3-maskable-ppo``, ``openspiel-dqn``,
+    ``rlcard-dqn``, ``tianshou-dqn``); the others (:data:`CPU_ONLY`) train on the CPU."""
     hyperparameters: dict = field(default_factory=dict)
     """One section per algorithm: its framework's own keyword arguments (see each trainer's module)."""
 
@@ -60,6 +72,9 @@ class BaselinesConfig:
         check(self.eval_deals >= 2, "eval_deals", "an int >= 2 (an interval needs two deals)")
         check(self.eval_batch_size >= 1, "eval_batch_size", "an int >= 1")
         check(self.torch_threads >= 1, "torch_threads", "an int >= 1")
+        from training.device import check_device
+
+        check_device(self.device)
         from tt_env.agents import list_agents
 
         known = list_agents()
@@ -88,12 +103,28 @@ FROZEN = ("steps", "num_players", "eval_points", "eval_deals", "eval_opponents",
 """What ``--resume`` may not change: the runs already finished were made with them (algos and seeds may)."""
 
 
+def algo_device(cfg: BaselinesConfig, algo: str) -> str:
+    """The device ``algo`` trains on (``training.device`` resolves ``cfg.device``); :class:`ConfigError` if this
+    machine lacks it, or if it is an explicit CUDA device and ``algo``'s library gives no device (:data:`CPU_ONLY`)."""
+    from training.device import resolve_device
+
+    device = resolve_device(cfg.device)
+    if algo in CPU_ONLY:
+        if device.type != "cpu" and cfg.device != "auto":
+            raise ConfigError(f"device={cfg.device!r} is not allowed for {algo}: it trains on the CPU only "
+                              f"({CPU_ONLY[algo]}): use auto (it then runs on the CPU) or cpu, or leave {algo} "
+                              f"out of algos")
+        return "cpu"
+    return str(device)
+
+
 def check_hyperparameters(cfg: BaselinesConfig, work_dir: Path) -> None:
-    """Check every selected, installed algorithm's section now, before hours of training find a typo."""
-    ctx = RunContext(seed=0, num_players=cfg.num_players, work_dir=work_dir, torch_threads=cfg.torch_threads)
+    """Check every selected, installed algorithm's section and device now, before hours of training find a typo."""
     for algo in cfg.algos:
         if missing_modules(algo):
             continue
+        ctx = RunContext(seed=0, num_players=cfg.num_players, work_dir=work_dir, torch_threads=cfg.torch_threads,
+                         device=algo_device(cfg, algo))
         params = cfg.params(algo)
         if algo == "ppo":
             from .ours import selfplay_config

@@ -24,7 +24,8 @@ from training.config import ConfigError
 
 from .common import RunContext, ScoreAgent, Trainer, seed_everything, torch_scores
 
-SET_BY_BENCHMARK = ("player_id", "state_representation_size", "num_actions", "seed", "epsilon_decay_duration")
+SET_BY_BENCHMARK = ("player_id", "state_representation_size", "num_actions", "seed", "epsilon_decay_duration",
+                    "device")
 
 
 def agent_kwargs(algo: str, params: dict[str, Any], budget: int, num_players: int) -> dict[str, Any]:
@@ -72,8 +73,9 @@ class OpenSpielTrainer(Trainer):
         size = self.env.observation_spec()["info_state"][0]
         num_actions = self.env.action_spec()["num_actions"]
         try:
+            device = {"device": ctx.device} if kind == "dqn" else {}  # NFSP: CPU only (config.CPU_ONLY)
             self.agents = [cls(player_id=p, state_representation_size=size, num_actions=num_actions,
-                               seed=ctx.seed * 100 + p, **kwargs) for p in range(ctx.num_players)]
+                               seed=ctx.seed * 100 + p, **device, **kwargs) for p in range(ctx.num_players)]
         except (TypeError, ValueError, AssertionError) as exc:  # OpenSpiel asserts on epsilon values
             raise ConfigError(f"hyperparameters.{algo}: {exc or type(exc).__name__}") from None
         self.kind = kind
@@ -102,5 +104,5 @@ class OpenSpielTrainer(Trainer):
 
         first = self.agents[0]
         net = first._q_network if self.kind == "dqn" else first._avg_network
-        return ScoreAgent(torch_scores(copy.deepcopy(net).eval()), name=f"openspiel-{self.kind}")
+        return ScoreAgent(torch_scores(copy.deepcopy(net).cpu().eval()), name=f"openspiel-{self.kind}")
 

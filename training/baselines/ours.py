@@ -28,7 +28,7 @@ from .common import RunContext, Trainer
 SCRIPT_EVAL = {"eval_every": 0, "eval_deals": 1, "eval_opponents": ["greedy-v0"]}
 """The scripts' own end-of-chunk evaluation, kept minimal: the benchmark evaluates every point itself."""
 BENCH_KEYS = ("name", "run_dir", "seed", "num_players", "total_steps", "eval_every", "eval_deals", "eval_opponents",
-              "progress", "torch_threads", "out", "iterations", "export_every")
+              "progress", "torch_threads", "out", "iterations", "export_every", "device")
 """Keys the benchmark sets in every run's config (refused in a section of the benchmark config)."""
 
 
@@ -55,7 +55,8 @@ def selfplay_config(params: dict[str, Any], ctx: RunContext, total_steps: int) -
         raise ConfigError("hyperparameters.ppo: anneal_lr must be false (the benchmark trains in chunks with --resume, "
                           "and the schedule would restart at each chunk)")
     data = {**params, "name": "ppo", "run_dir": str(ctx.work_dir), "seed": ctx.seed, "num_players": ctx.num_players,
-            "total_steps": total_steps, "progress": False, "torch_threads": ctx.torch_threads, **SCRIPT_EVAL}
+            "total_steps": total_steps, "progress": False, "torch_threads": ctx.torch_threads, "device": ctx.device,
+            **SCRIPT_EVAL}
     return from_dict(SelfPlayConfig, data)
 
 
@@ -63,7 +64,8 @@ def sb3_config(params: dict[str, Any], ctx: RunContext, total_steps: int) -> SB3
     """The ``training/train_sb3.py`` config of one chunk."""
     _check_section("sb3-maskable-ppo", params)
     data = {**params, "name": "sb3", "run_dir": str(ctx.work_dir), "seed": ctx.seed, "num_players": ctx.num_players,
-            "total_steps": total_steps, "progress": False, "torch_threads": ctx.torch_threads, **SCRIPT_EVAL}
+            "total_steps": total_steps, "progress": False, "torch_threads": ctx.torch_threads, "device": ctx.device,
+            **SCRIPT_EVAL}
     return from_dict(SB3Config, data)
 
 

@@ -74,14 +74,15 @@ class RLCardDQNTrainer(Trainer):
 
     def __init__(self, params: dict[str, Any], ctx: RunContext, budget: int) -> None:
         super().__init__(params, ctx)
+        import torch
         from rlcard.agents import DQNAgent
 
         kwargs = dqn_kwargs(params, budget)
         seed_everything(ctx.seed)
         self.env = make_env(ctx, ctx.seed)
         try:
-            self.dqn = DQNAgent(num_actions=self.env.num_actions, state_shape=self.env.state_shape[0], device="cpu",
-                                **kwargs)
+            self.dqn = DQNAgent(num_actions=self.env.num_actions, state_shape=self.env.state_shape[0],
+                                device=torch.device(ctx.device), **kwargs)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"hyperparameters.rlcard-dqn: {exc}") from None
         self.env.set_agents([self.dqn] * ctx.num_players)
@@ -102,7 +103,7 @@ class RLCardDQNTrainer(Trainer):
     def agent(self) -> ScoreAgent:
         import torch
 
-        qnet = copy.deepcopy(self.dqn.q_estimator.qnet).eval()
+        qnet = copy.deepcopy(self.dqn.q_estimator.qnet).cpu().eval()  # evaluations run on the CPU
 
         def score(obs: np.ndarray) -> np.ndarray:
             with torch.inference_mode():

@@ -19,7 +19,7 @@ from tt_env.jsonio import write_json
 
 from . import make_trainer
 from .common import RunContext
-from .config import EVAL_SEED_BASE, BaselinesConfig
+from .config import EVAL_SEED_BASE, BaselinesConfig, algo_device
 
 
 def run_name(algo: str, seed: int) -> str:
@@ -39,10 +39,11 @@ def run_one(cfg: BaselinesConfig, algo: str, seed: int, out: Path, log: Callable
         shutil.rmtree(work)  # an unfinished run from before: start it again
     work.mkdir(parents=True)
     (out / "results").mkdir(parents=True, exist_ok=True)
-    ctx = RunContext(seed=seed, num_players=cfg.num_players, work_dir=work, torch_threads=cfg.torch_threads)
+    ctx = RunContext(seed=seed, num_players=cfg.num_players, work_dir=work, torch_threads=cfg.torch_threads,
+                     device=algo_device(cfg, algo))
     eval_rules = Rules(num_players=cfg.num_players)
     result: dict[str, Any] = {"algo": algo, "seed": seed, "status": "running", "eval_seed": EVAL_SEED_BASE + seed,
-                              "hyperparameters": cfg.params(algo), "evaluations": [],
+                              "hyperparameters": cfg.params(algo), "device": ctx.device, "evaluations": [],
                               "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     start = time.perf_counter()
     import torch

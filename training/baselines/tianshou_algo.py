@@ -127,7 +127,8 @@ class TianshouDQNTrainer(Trainer):
         self.envs.seed([ctx.seed * 1000 + i for i in range(p.num_envs)])
         probe = make(0)()
         obs_size = probe.observation_space["obs"].shape[0]
-        self.net = Net(state_shape=obs_size, action_shape=probe.action_space.n, hidden_sizes=list(p.hidden_sizes))
+        self.net = Net(state_shape=obs_size, action_shape=probe.action_space.n,
+                       hidden_sizes=list(p.hidden_sizes)).to(ctx.device)  # its MLP moves observations there
         probe.close()
         self.policy = DiscreteQLearningPolicy(model=self.net, action_space=gymnasium.spaces.Discrete(54),
                                               eps_training=p.eps_start)
@@ -162,7 +163,7 @@ class TianshouDQNTrainer(Trainer):
     def agent(self) -> ScoreAgent:
         import copy
 
-        net = copy.deepcopy(self.net).eval()
+        net = copy.deepcopy(self.net).cpu().eval()  # evaluations run on the CPU
         return ScoreAgent(torch_scores(lambda obs: net(obs)[0]), name="tianshou-dqn")
 
     def close(self) -> None:
