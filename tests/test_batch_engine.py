@@ -158,7 +158,8 @@ def test_accelerator_path_matches_scalar_engine(name: str) -> None:
 
 @pytest.mark.parametrize("device", [d for d in DEVICES if d != "cpu"])
 def test_gpu_matches_scalar_engine(device: str) -> None:
-    events = play_side_by_side(Rules(num_players=4, rounds=(1, 11)), tables=16, steps=150, seed=5, device=device)
+    events = play_side_by_side(Rules(num_players=4, rounds=(1, 2), max_turns_per_round=12), tables=4, steps=60,
+                               seed=5, device=device)
     assert events["rounds"] > 0
 
 
