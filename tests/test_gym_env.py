@@ -156,3 +156,30 @@ def test_sb3_subproc_vec_env_and_maskable_ppo() -> None:
         assert model.num_timesteps >= 64
     finally:
         vec.close()
+
+
+def test_rules_object_gives_the_same_env_as_its_options() -> None:
+    from tt_env.engine.rules import Rules
+
+    rules = Rules(num_players=3, rounds=(1, 2, 3))
+    options = {k: v for k, v in rules.to_dict().items() if k != "num_players"}
+
+    def trajectory(**kwargs) -> list:
+        env = gymnasium.make("tt_env/ThreeThirteen-v0", opponents=["greedy-v0"], seat="random", **kwargs)
+        obs, info = env.reset(seed=5)
+        rng, out = np.random.default_rng(0), [obs.tobytes()]
+        for _ in range(150):
+            obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+            out.append((obs.tobytes(), reward))
+            if terminated or truncated:
+                obs, info = env.reset()
+        assert env.unwrapped.rules == rules
+        return out
+
+    assert trajectory(rules=rules) == trajectory(num_players=3, **options)
+    with pytest.raises(ValueError, match="not both"):
+        ThreeThirteenGymEnv(rules=rules, rounds=[1])
+    with pytest.raises(ValueError, match="does not match"):
+        ThreeThirteenGymEnv(rules=rules, num_players=2)
+    with pytest.raises(TypeError, match="not a Rules object"):
+        ThreeThirteenGymEnv(rules={"num_players": 2})

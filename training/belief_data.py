@@ -43,7 +43,8 @@ from tt_env.agents import list_agents, make_agent
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
 from tt_env.engine import game
 from tt_env.engine.rules import Rules
-from tt_env.observation import encode, observation_size
+from tt_env.evaluation.loop import play_game
+from tt_env.observation import observation_size
 
 FORMAT = "three-thirteen-belief-data/1"
 
@@ -112,22 +113,42 @@ class _Table:
         self.agents = [agents[name] for name in self.names]
 
 
+class _Seat:
+    """The agent of one seat as :func:`~tt_env.evaluation.loop.play_game` asks it: before deciding it
+    draws from the game's ``rng`` whether the position is kept (``kept``, read by the recorder),
+    then whether it plays a random legal action (its noise) instead of its agent's."""
+
+    def __init__(self, agent: object, noise: float, keep: float, rng: np.random.Generator) -> None:
+        self.agent, self.noise, self.keep, self.rng = agent, noise, keep, rng
+        self.name = getattr(agent, "name", agent)
+        self.kept = False
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, act_rng: np.random.Generator) -> int:
+        rng = self.rng
+        self.kept = rng.random() < self.keep
+        if rng.random() < self.noise:
+            legal = np.flatnonzero(mask)
+            return int(legal[int(rng.integers(legal.size))])
+        return int(self.agent.act(obs, mask, act_rng))
+
+
 def game_positions(rules: Rules, seed: int, index: int, mix: Sequence[str], noise: Sequence[float], keep: float,
                    agents: dict[str, object], seats: Sequence[str] | None = None) -> dict[str, list]:
     """The recorded positions of game ``index`` (lists of rows, by field); ``seats``: fixed agents
     instead of draws from ``mix`` (seat ``s`` of game ``g`` gets ``seats[(s + g) % N]``)."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, index]))
     table = _Table(rules, mix, noise, rng, agents, seats, index)
-    state = game.new_game(rules, np.random.default_rng(rng.integers(2 ** 63)),
-                          shuffle_rng=np.random.default_rng(rng.integers(2 ** 63)))
+    deal_rng = np.random.default_rng(rng.integers(2 ** 63))
+    shuffle_rng = np.random.default_rng(rng.integers(2 ** 63))
     act_rng = np.random.default_rng(rng.integers(2 ** 63))
     n = rules.num_players
+    players = [_Seat(agent, table.noise[s], keep, rng) for s, agent in enumerate(table.agents)]
     rows: dict[str, list] = {k: [] for k in ("obs", "mask", "label", "passed", "recent", "round", "turn", "phase",
                                              "seats")}
-    while not state.game_over:
-        seat = state.current_player
-        obs, mask = encode(state, seat), game.action_mask(state)
-        if rng.random() < keep:
+
+    def record(state: game.GameState, seat: int, obs: np.ndarray, mask: np.ndarray, action: int,
+               seconds: float) -> None:
+        if players[seat].kept:
             rows["obs"].append(obs)
             rows["mask"].append(mask.copy())
             rows["label"].append(unknown_counts(state, seat))
@@ -138,12 +159,9 @@ def game_positions(rules: Rules, seed: int, index: int, mix: Sequence[str], nois
             rows["turn"].append(state.turn)
             rows["phase"].append(state.phase)
             rows["seats"].append([(seat + k) % n for k in range(n)])
-        if rng.random() < table.noise[seat]:
-            legal = np.flatnonzero(mask)
-            action = int(legal[int(rng.integers(legal.size))])
-        else:
-            action = int(table.agents[seat].act(obs, mask, act_rng))
-        game.apply(state, action)
+
+    play_game(players, rules, deal_rng, agent_rngs=[act_rng] * n, shuffle_rng=shuffle_rng,  # type: ignore[arg-type]
+              on_decision=record)
     names = table.names
     rows["seats"] = [[names[s] for s in order] for order in rows["seats"]]
     return rows

@@ -58,14 +58,14 @@ TENSOR_KEYS = ("policy", "optimizer", "torch_rng")
 # ======================================================================== environments
 def make_env(cfg: SB3Config, index: int, seed: int, in_subprocess: bool = False):
     """A thunk building env ``index`` (picklable for SubprocVecEnv): learner seat random per game."""
-    options = {k: v for k, v in cfg.train_rules().to_dict().items() if k != "num_players"}
+    rules = cfg.train_rules()
 
     def thunk() -> gymnasium.Env:
         if in_subprocess:  # Ctrl-C reaches the whole process group: the main process saves and closes us
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
         env = gymnasium.make("tt_env/ThreeThirteen-v0", opponents=list(cfg.opponents), seat="random",
-                             num_players=cfg.num_players, reward_mode=cfg.reward_mode, **options)
+                             rules=rules, reward_mode=cfg.reward_mode)
         env.reset(seed=seed * 1000 + index)
         return env
 

@@ -22,7 +22,7 @@ the opponents play until it is the learner's turn again or the game ends.
 ``` python
 gymnasium.make("tt_env/ThreeThirteen-v0", opponents=("greedy-v0",), seat=0,
                illegal_action="terminate", reward_mode="relative", render_mode=None,
-               num_players=None, **rule_options)
+               num_players=None, rules=None, **rule_options)
 ```
 
 | argument | meaning |
@@ -31,6 +31,7 @@ gymnasium.make("tt_env/ThreeThirteen-v0", opponents=("greedy-v0",), seat=0,
 | `seat` | the learner's seat: an int (numpy integers too), `"rotate"` (0, 1, ..., N-1 over successive episodes, back to 0 when `reset` gets a seed) or `"random"` (drawn from the seeded generator at each reset) |
 | `illegal_action` | `"terminate"` or `"raise"` (below) |
 | `reward_mode`, `render_mode`, rule options | those of the AEC environment (`decks`, `aces`, `rounds`, `discard_drawn_discard`, `max_turns_per_round`, `meld_needs_natural`) |
+| `rules` | a `Rules` object instead of the rule options (its `num_players` too): the env is `raw_env.from_rules(rules, ...)` |
 
 ## Observation, actions
 
@@ -96,6 +97,7 @@ import numpy as np
 
 from .agents import Agent, make_agent
 from .engine.game import ACTION_TYPES_TEXT, NUM_ACTIONS, as_action
+from .engine.rules import Rules
 from .three_thirteen_v0 import ILLEGAL_ACTION_REWARD, checked_seed, raw_env
 
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
@@ -108,7 +110,7 @@ class ThreeThirteenGymEnv(gymnasium.Env):
 
     def __init__(self, opponents: Sequence[str | Agent] | str | Agent = ("greedy-v0",), seat: int | str = 0,
                  illegal_action: str = "terminate", reward_mode: str = "relative",
-                 render_mode: str | None = None, num_players: int | None = None,
+                 render_mode: str | None = None, num_players: int | None = None, rules: Rules | None = None,
                  **rule_options: Any) -> None:
         if isinstance(opponents, str) or hasattr(opponents, "act"):
             opponents = [opponents]  # type: ignore[list-item]
@@ -118,6 +120,14 @@ class ThreeThirteenGymEnv(gymnasium.Env):
                              "a checkpoint path or an agent object)")
         if isinstance(num_players, np.integer):
             num_players = int(num_players)
+        if rules is not None:
+            if not isinstance(rules, Rules):
+                raise TypeError(f"rules={rules!r} is not a Rules object")
+            if rule_options:
+                raise ValueError(f"give rules=Rules(...) or rule options, not both (got {sorted(rule_options)})")
+            if num_players is not None and num_players != rules.num_players:
+                raise ValueError(f"num_players={num_players!r} does not match rules.num_players={rules.num_players}")
+            num_players = rules.num_players
         if isinstance(seat, np.integer):
             seat = int(seat)
         if num_players is not None and type(num_players) is not int:
@@ -132,7 +142,10 @@ class ThreeThirteenGymEnv(gymnasium.Env):
                              f"{list(ILLEGAL_ACTION_MODES)}")
         if not (seat in ("rotate", "random") or (type(seat) is int and 0 <= seat < n)):
             raise ValueError(f"seat={seat!r} is not allowed: use an int 0..{n - 1}, 'rotate' or 'random'")
-        self.aec = raw_env(num_players=n, reward_mode=reward_mode, render_mode=render_mode, **rule_options)
+        if rules is not None:
+            self.aec = raw_env.from_rules(rules, reward_mode=reward_mode, render_mode=render_mode)
+        else:
+            self.aec = raw_env(num_players=n, reward_mode=reward_mode, render_mode=render_mode, **rule_options)
         self.rules = self.aec.rules
         if len(opponents) == 1:
             opponents = opponents * (n - 1)

@@ -54,77 +54,19 @@ most of its least penalties come from a table-driven method with the same answer
 from __future__ import annotations
 
 import itertools
-import operator
 from collections.abc import Iterable
 
 from .cards import card_value
+from .meld_inputs import (ALL_DRAWS, MAX_CARDS, as_sequence, check_cards, check_draws, check_input,  # noqa: F401
+                          check_room_for_a_draw, check_wild, real_number)
 
 Melds = list[list[int]]
-MAX_CARDS = 40
 MAX_SEARCH_STATES = 150_000
 """States one search of this backend may memoise (a few seconds) before it gives up with a
 ``ValueError``. A hand of n naturals and w wilds has at most 2**n * (w + 1)**2 states, so every
 hand of up to 16 cards fits (the game's hold at most 14, 15 with a draw); most larger ones do
 too, but some of 20 and more cards do not (the C backend, which has no such stop, takes seconds to
 a minute for the hardest 40-card hands)."""
-_WILD_RANKS = "use 1..13 (or 0 for no wilds)"
-
-
-# --------------------------------------------------------------------------- input checks
-def _as_int(value: object) -> int | None:
-    """``value`` as an int, or None for a bool or anything that is not an integer."""
-    if type(value) is int:
-        return value
-    if isinstance(value, bool):
-        return None
-    try:
-        return operator.index(value)
-    except TypeError:
-        return None
-
-
-def check_input(hand: Iterable[int], wild_rank: int) -> tuple[list[int], int]:
-    """(cards, wild rank) as plain ints, or the error the C backend raises for the same input."""
-    wild = _check_wild(wild_rank)
-    return check_cards(hand, "hand", MAX_CARDS), wild
-
-
-def _check_wild(wild_rank: int) -> int:
-    wild = _as_int(wild_rank)
-    if wild is None:
-        kind = "a bool, not an int" if isinstance(wild_rank, bool) else "not an int"
-        raise TypeError(f"wild_rank={wild_rank!r} is {kind}: {_WILD_RANKS}")
-    if not 0 <= wild <= 13:
-        raise ValueError(f"wild_rank={wild} is not allowed: {_WILD_RANKS}")
-    return wild
-
-
-def _sequence(items, message: str) -> list | tuple:
-    """``items`` as a list or tuple (copied only when it is neither), or ``TypeError(message)``."""
-    if type(items) is list or type(items) is tuple:
-        return items
-    try:
-        return list(items)
-    except TypeError:
-        raise TypeError(message) from None
-
-
-def check_cards(cards: Iterable[int], what: str, max_cards: int | None = None) -> list[int]:
-    """``cards`` as a list of plain ints, or the error the C backend raises: ``what`` ("hand"
-    or "cards") names the argument; ``max_cards`` bounds its length (None: any)."""
-    items = _sequence(cards, f"{what} must be a sequence of card ints")
-    if max_cards is not None and len(items) > max_cards:
-        raise ValueError(f"{what} has {len(items)} cards: the solver takes at most {max_cards}")
-    out = []
-    for item in items:
-        card = _as_int(item)
-        if card is None:
-            kind = "a bool, not a card int" if isinstance(item, bool) else "not an int"
-            raise TypeError(f"card {item!r} is {kind}: cards are ints 0..51")
-        if not 0 <= card <= 51:
-            raise ValueError(f"{card} is not a card int: allowed 0..51")
-        out.append(card)
-    return out
 
 
 def _too_hard(size: int, wilds: int) -> str:
@@ -247,13 +189,9 @@ def after_draw_values(hand: Iterable[int], cards: Iterable[int], wild_rank: int,
     discard. ``expert-v0`` values a draw by it (an upper bound of the penalty after drawing
     ``u`` and discarding best, exact when fully melded)."""
     held, wild = check_input(hand, wild_rank)
-    _check_room_for_a_draw(held, "after_draw_values")
+    check_room_for_a_draw(held, "after_draw_values")
     drawn = check_cards(cards, "cards")
     return _after_draw_values(held, drawn, wild, bool(aces_high), bool(meld_needs_natural))
-
-
-ALL_DRAWS = (1 << 52) - 1
-_DRAWS_HINT = "use a mask of card ints, bit u set to weigh drawing card u (0 <= draws < 2**52)"
 
 
 def draw_gains(hands: Iterable[Iterable[int]], weights: Iterable[float], wild_rank: int, aces_high: bool = False,
@@ -264,22 +202,22 @@ def draw_gains(hands: Iterable[Iterable[int]], weights: Iterable[float], wild_ra
     (penalty - a + (out_bonus if a == 0 else 0))`` where ``a``, the ``after_draw_values`` of
     ``u``, is below the penalty; added up in card order; ``(0, 0.0)`` when the penalty is 0.
     ``expert-v0``'s lookahead, for every hand its discards would leave at once."""
-    wild = _check_wild(wild_rank)
-    items = _sequence(hands, "hands must be a sequence of hands (each a sequence of card ints)")
+    wild = check_wild(wild_rank)
+    items = as_sequence(hands, "hands must be a sequence of hands (each a sequence of card ints)")
     held = []
     for i, hand in enumerate(items):
         try:
             cards = check_cards(hand, "hand", MAX_CARDS)
-            _check_room_for_a_draw(cards, "draw_gains")
+            check_room_for_a_draw(cards, "draw_gains")
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"hands[{i}]: {exc}") from None
         held.append(cards)
-    chances = _sequence(weights, "weights must be a sequence of 52 numbers (one per card int)")
+    chances = as_sequence(weights, "weights must be a sequence of 52 numbers (one per card int)")
     if len(chances) != 52:
         raise ValueError(f"weights has {len(chances)} entries: it takes one per card int, 52")
-    chances = [_real(w, f"weights[{u}] = {w!r}") for u, w in enumerate(chances)]
-    bonus = _real(out_bonus, f"out_bonus={out_bonus!r}")
-    masks = [ALL_DRAWS] * len(held) if draws is None else _check_draws(draws, len(held))
+    chances = [real_number(w, f"weights[{u}] = {w!r}") for u, w in enumerate(chances)]
+    bonus = real_number(out_bonus, f"out_bonus={out_bonus!r}")
+    masks = [ALL_DRAWS] * len(held) if draws is None else check_draws(draws, len(held))
     aces_high, meld_needs_natural = bool(aces_high), bool(meld_needs_natural)
     out = []
     for cards, mask in zip(held, masks):
@@ -295,36 +233,6 @@ def draw_gains(hands: Iterable[Iterable[int]], weights: Iterable[float], wild_ra
                 gain += chances[u] * (penalty - a + (bonus if a == 0 else 0.0))
         out.append((penalty, gain))
     return out
-
-
-def _check_draws(draws: Iterable[int], num_hands: int) -> list[int]:
-    items = _sequence(draws, "draws must be None or a sequence of masks, one per hand")
-    if len(items) != num_hands:
-        raise ValueError(f"draws has {len(items)} masks: it takes one per hand, {num_hands}")
-    masks = []
-    for i, draw in enumerate(items):
-        mask = _as_int(draw)
-        if mask is None:
-            raise TypeError(f"draws[{i}]={draw!r} is not an int: {_DRAWS_HINT}")
-        if not 0 <= mask <= ALL_DRAWS:
-            raise ValueError(f"draws[{i}]={draw!r} is not allowed: {_DRAWS_HINT}")
-        masks.append(mask)
-    return masks
-
-
-def _check_room_for_a_draw(held: list[int], entry: str) -> None:
-    if len(held) == MAX_CARDS:
-        raise ValueError(f"hand has {MAX_CARDS} cards: {entry} adds one, and the solver takes at most {MAX_CARDS}")
-
-
-def _real(value: object, what: str) -> float:
-    """``value`` as a float (what ``float()`` takes, less bools and strings), else a TypeError."""
-    if not isinstance(value, (bool, str, bytes, bytearray)):
-        try:
-            return float(value)  # type: ignore[arg-type]
-        except TypeError:
-            pass
-    raise TypeError(f"{what} is not a real number")
 
 
 def _after_draw_values(held: list[int], drawn: list[int], wild: int, aces_high: bool,

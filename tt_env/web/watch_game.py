@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from ..agents import Agent
-from ..engine.game import GameState, RoundRecord, action_mask, legal_actions, new_game
+from ..engine.game import GameState, RoundRecord, legal_actions, new_game
 from ..engine.rules import Rules
-from ..observation import encode
+from ..evaluation.loop import play_game
 from ..ui.records import GameRecord, record_from_game, replay
 from .config import MAX_GAME_MOVES
 from .validate import RequestError
@@ -92,25 +92,40 @@ class Stopped(Exception):
     """A game's computation stopped by its ``stop`` event (its browser gone, or out of time)."""
 
 
+class _Guarded:
+    """An agent of :func:`play_agents_game` as the game loop asks it: before it decides, the game
+    stops (``stop`` set) or is refused (past :data:`~.config.MAX_GAME_MOVES` moves)."""
+
+    def __init__(self, agent: Agent, actions: list[int], stop: threading.Event | None) -> None:
+        self.agent, self.actions, self.stop = agent, actions, stop
+        self.name = getattr(agent, "name", agent)
+
+    def act(self, observation: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
+        if self.stop is not None and self.stop.is_set():
+            raise Stopped(f"the game was stopped after {len(self.actions)} moves")
+        if len(self.actions) >= MAX_GAME_MOVES:
+            raise RequestError(f"the game took more than {MAX_GAME_MOVES} moves, the most this server plays")
+        return int(self.agent.act(observation, mask, rng))
+
+
 def play_agents_game(agents: Sequence[Agent], names: Sequence[str], rules: Rules, seed: int,
                      stop: threading.Event | None = None) -> GameRecord:
     """A whole game among ``agents`` (seat ``p``: ``agents[p]``) on the engine, as a record; raises
     :class:`Stopped` before the next move once ``stop`` is set, and refuses a game past
-    :data:`~.config.MAX_GAME_MOVES` moves."""
+    :data:`~.config.MAX_GAME_MOVES` moves. It is played by :func:`tt_env.evaluation.play_game`."""
     state = new_game(rules, np.random.default_rng(seed))
     rng = np.random.default_rng([seed, 1])
     actions: list[int] = []
-    while not state.game_over:
-        if stop is not None and stop.is_set():
-            raise Stopped(f"the game was stopped after {len(actions)} moves")
-        if len(actions) >= MAX_GAME_MOVES:
-            raise RequestError(f"the game took more than {MAX_GAME_MOVES} moves, the most this server plays")
-        p = state.current_player
-        action = int(agents[p].act(encode(state, p), action_mask(state), rng))
+
+    def check(state: GameState, p: int, observation: np.ndarray, mask: np.ndarray, action: int,
+              seconds: float) -> None:
         if action not in legal_actions(state):
             raise RuntimeError(f"agent {names[p]} at seat {p} chose the illegal action {action}")
-        play_move(state, action)
         actions.append(action)
+
+    guarded = [_Guarded(agent, actions, stop) for agent in agents]
+    state = play_game(guarded, rules, None, agent_rngs=[rng] * len(agents), state=state,  # type: ignore[arg-type]
+                      on_decision=check)
     return record_from_game(rules, seed, names, actions, state.scores)
 
 
