@@ -90,6 +90,18 @@ def test_bad_arrays_are_refused_in_one_line_before_any_work(data_file, tmp_path,
     refused(capsys, belief_eval.main, ["--data", str(bad), "--worlds", "0"], "--data", message)
 
 
+def test_a_card_passed_over_more_often_than_the_decks_loads(data_file, tmp_path):
+    """A top discard comes back to the top (taken, discarded again) and is passed over again: a count
+    of 3 with one deck is a real position (belief_data wrote such files and then refused them)."""
+    path = rewritten(data_file, tmp_path / "passed.npz", lambda a, m: a["passed"].__setitem__((0, 0, 7), 3))
+    arrays, _ = belief_data.load(path)
+    assert arrays["passed"][0, 0, 7] == 3
+    too_many = rewritten(data_file, tmp_path / "neg.npz",
+                         lambda a, m: a.update(passed=a["passed"].astype(np.int16) - 1))
+    with pytest.raises(ValueError, match="passes over a card; allowed are 0..255"):
+        belief_data.load(too_many)
+
+
 @pytest.mark.parametrize("damage", ["empty", "truncated", "crc", "not a zip"])
 def test_damaged_npz_files_are_refused_in_one_line(data_file, tmp_path, capsys, damage):
     data = data_file.read_bytes()

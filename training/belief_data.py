@@ -58,6 +58,8 @@ SLOW_AGENT_SHARE = 0.05
 """Share of the games in which ``ismcts-*`` agents may be seated at all (a search decision costs
 hundreds of times an expert-v0 one); in the others they are skipped in the draw."""
 DEFAULT_NOISE = (0.0, 0.0, 0.05, 0.15)
+PASSED_MAX = 255
+"""Most passes over one card a ``passed`` entry holds (its uint8)."""
 ARRAYS = ("obs", "mask", "label", "passed", "recent", "game", "round", "turn", "phase", "seats")
 """The arrays of a belief data file (module docstring)."""
 
@@ -276,14 +278,18 @@ def check_arrays(arrays: dict[str, np.ndarray], meta: dict, where: str) -> None:
             raise ValueError(f"{where}: {key} holds {a.dtype} values; allowed are numbers")
         if a.dtype.kind == "f" and not np.isfinite(a).all():
             raise ValueError(f"{where}: {key} holds NaN or infinite values; every number must be finite")
-    for key in ("label", "passed"):
+    # a hidden card is held at most once per deck; a top discard may be passed over again each time it
+    # comes back to the top (taken and discarded again), so its count is bounded by the turns alone
+    bounds = {"label": (rules.num_decks, f"copies of a card; allowed are 0..{rules.num_decks} "
+                                          f"({rules.num_decks} deck(s))"),
+              "passed": (PASSED_MAX, f"passes over a card; allowed are 0..{PASSED_MAX} (a uint8 count)")}
+    for key, (bound, what) in bounds.items():
         a = arrays[key]
         if a.dtype.kind == "f" and not np.array_equal(a, np.round(a)):
-            raise ValueError(f"{where}: {key} holds fractions; allowed are card counts 0..{rules.num_decks}")
+            raise ValueError(f"{where}: {key} holds fractions; allowed are whole counts 0..{bound}")
         low, high = int(a.min()), int(a.max())
-        if low < 0 or high > rules.num_decks:
-            raise ValueError(f"{where}: {key} holds a count of {high if high > rules.num_decks else low} copies of "
-                             f"a card; allowed are 0..{rules.num_decks} ({rules.num_decks} deck(s))")
+        if low < 0 or high > bound:
+            raise ValueError(f"{where}: {key} holds a count of {high if high > bound else low} {what}")
 
 
 def _noise_levels(text: str) -> list[float]:
