@@ -61,7 +61,7 @@ WEIGHT_CASES = {
                                        "mlp_extractor.value_net.0.weight": torch.zeros(16, 100)}),
                    "observations of length 100"),
     "nan": (lambda s: s["action_net.bias"].__setitem__(0, float("nan")), "non-finite"),
-    "not a tensor": (lambda s: s.__setitem__("action_net.bias", [0.0] * 54), ""),
+    "not a tensor": (lambda s: s.__setitem__("action_net.bias", [0.0] * 54), "is not a state_dict of tensors"),
 }
 
 
