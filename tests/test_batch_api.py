@@ -125,3 +125,25 @@ def test_cuda_plays_the_cpu_games() -> None:
         assert torch.equal(a.observation, b.observation.cpu())
         moves = agent.act(a.observation, a.action_mask)
         a, b = cpu.step(moves), gpu.step(moves.cuda())
+
+
+def test_a_hand_of_only_the_card_just_taken_may_discard_it() -> None:
+    """With several decks a seat can take the discard and hold nothing but copies of it: the ban on
+    discarding it again then lifts (the scalar rule), in the batch too."""
+    rules = Rules(decks=4, rounds=(1,))
+    st = engine.new_game(rules, np.random.default_rng(0))
+    seat = st.current_player
+    everything = [c for h in st.hands for c in h] + list(st.stock) + list(st.discard_pile)
+    for _ in range(4):
+        everything.remove(5)
+    st.hands[seat] = [5, 5, 5]
+    st.hands[1 - seat] = [everything.pop() for _ in range(3)]
+    st.discard_pile = type(st.discard_pile)([everything.pop(), 5])
+    st.stock = everything
+    game = BatchGame(rules, 1)
+    game.from_game_states([st])
+    ts = game.step(torch.tensor([1]))  # take the 5 on top: the hand is four 5s
+    engine.apply(st, 1)
+    expected = engine.action_mask(st).astype(bool)
+    assert expected[2 + 5]
+    np.testing.assert_array_equal(ts.action_mask[0].numpy(), expected)
