@@ -252,3 +252,43 @@ def test_c_errors():
     with pytest.raises(ValueError, match=r"wild_ranks\[1\]=14 is not allowed"):
         solver._c_least_penalty(solver._c_backend(), torch.zeros(2, 52, dtype=torch.uint8),
                                 torch.tensor([0, 14]), Rules())
+
+
+def test_the_go_out_filter_never_drops_a_hand_that_melds() -> None:
+    """``could_meld_completely`` is False only where the least penalty is above 0: on random hands
+    (most of which it filters) and on hands built from melds (which it must keep)."""
+    from tt_env.batch.solver import could_meld_completely
+
+    rng = np.random.default_rng(3)
+    hands, wilds = [], []
+    for _ in range(3000):  # random hands, 1 to 2 decks, every wild rank
+        decks = int(rng.integers(1, 3))
+        size = int(rng.integers(3, 15))
+        hand = rng.choice(52 * decks, size, replace=False) % 52
+        hands.append(np.bincount(hand, minlength=52))
+        wilds.append(int(rng.integers(1, 14)))
+    for _ in range(1500):  # hands of melds: a run or a set, wilds mixed in
+        wild = int(rng.integers(3, 14))
+        counts = np.zeros(52, dtype=np.int64)
+        for _ in range(int(rng.integers(1, 4))):
+            if rng.random() < 0.5:
+                suit, start = int(rng.integers(4)), int(rng.integers(0, 11))
+                for r in range(start, start + 3 + int(rng.integers(0, 2))):
+                    counts[suit * 13 + min(r, 12)] += 1
+            else:
+                rank = int(rng.integers(13))
+                for suit in rng.choice(4, 3, replace=False):
+                    counts[suit * 13 + rank] += 1
+        for _ in range(int(rng.integers(0, 3))):
+            counts[int(rng.integers(4)) * 13 + wild - 1] += 1
+        hands.append(np.minimum(counts, 2))
+        wilds.append(wild)
+    counts = torch.as_tensor(np.array(hands), dtype=torch.uint8)
+    wild = torch.as_tensor(wilds)
+    rules = Rules(decks=2)
+    zero = least_penalty(counts, wild, rules) == 0
+    keep = could_meld_completely(counts, wild)
+    assert bool(keep[zero].all()), "a hand that melds completely was filtered out"
+    assert int(zero.sum()) > 200 and int((~keep).sum()) > 1000  # both kinds really occur
+    aces = Rules(decks=2, aces="high_or_low")
+    assert bool(could_meld_completely(counts, wild)[least_penalty(counts, wild, aces) == 0].all())

@@ -22,7 +22,7 @@ from ..engine.scoring import REWARD_MODES, penalty_rewards, relative_rewards
 from ..observation import observation_size
 from .observe import observe, observe_and_mask, pile_top
 from .random_keys import seed_words, shuffle_order, shuffle_prefix, stream_base, uniform_below
-from .solver import least_penalty
+from .solver import could_meld_completely, least_penalty
 from .state import COUNT_DTYPE, BatchState
 
 MAX_BATCH_DECKS = 4
@@ -296,12 +296,13 @@ class BatchGame:
         """(B,) whether the hand of ``seat`` melds completely, computed where ``mask`` holds."""
         result = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
         wild = self._round_number(self.state) + 2
-        if self._sparse:
+        if self._sparse:  # only the hands that could meld completely are solved (could_meld_completely)
             rows = mask.nonzero().squeeze(1)
+            hands = self.state.hands[rows, seat[rows]].to(torch.uint8)
+            keep = could_meld_completely(hands, wild[rows])
+            rows, hands = rows[keep], hands[keep]
             if rows.numel():
-                pen = least_penalty(self.state.hands[rows, seat[rows]].to(torch.uint8), wild[rows], self.rules,
-                                    backend=self.solver)
-                result[rows] = pen == 0
+                result[rows] = least_penalty(hands, wild[rows], self.rules, backend=self.solver) == 0
             return result
         pen = least_penalty(self.state.hands[self._rows, seat].to(torch.uint8), wild, self.rules, backend=self.solver)
         return mask & (pen == 0)

@@ -347,3 +347,27 @@ def _c_least_penalty(module, counts: torch.Tensor, wild: torch.Tensor, rules: Ru
     module.least_penalty_counts(counts.contiguous().numpy(), wild.contiguous().numpy(), rules.aces_high,
                                 rules.meld_needs_natural, out.numpy())
     return out
+
+
+def could_meld_completely(counts: torch.Tensor, wild_rank: torch.Tensor) -> torch.Tensor:
+    """(B,) bool: False only for hands that surely hold unmelded cards (a cheap filter, exact in
+    that direction: where it says False, ``least_penalty`` is above 0).
+
+    A natural card with no other natural of its rank and none of its suit within two ranks
+    ("isolated"; ranks taken circularly, A next to K, which only makes fewer cards isolated) can
+    only be melded with at least two wilds: in a set of its own rank (two wilds), or in a run whose
+    nearest other natural is three or more ranks away (two wilds between). So a hand holding an
+    isolated natural and at most one wild cannot meld completely. The go-out check solves only the
+    other hands."""
+    b = counts.shape[0]
+    ranks = torch.arange(1, 14, device=counts.device)
+    cards = counts.view(b, 4, 13)
+    is_wild = (ranks.view(1, 1, 13) == wild_rank.view(b, 1, 1))
+    present = (cards > 0) & ~is_wild
+    wilds = torch.where(is_wild, cards, 0).sum(dim=(1, 2), dtype=torch.int64)
+    same_rank = torch.where(is_wild, 0, cards).sum(dim=1, dtype=torch.int64) >= 2       # (B, 13)
+    near = torch.zeros_like(present)
+    for shift in (1, 2, -1, -2):
+        near |= present.roll(shift, dims=2)
+    isolated = present & ~near & ~same_rank.unsqueeze(1)
+    return ~(isolated.flatten(1).any(dim=1) & (wilds <= 1))
