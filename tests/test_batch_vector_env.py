@@ -66,6 +66,10 @@ def test_illegal_actions_terminate_or_raise() -> None:
         raising.step(np.array([0.5, 0.5]))
     with pytest.raises(ValueError, match="seat="):
         ThreeThirteenVectorEnv(num_envs=2, seat=5)
+    from tt_env.agents.greedy import GreedyAgent
+
+    with pytest.raises(ValueError, match="not a batched agent.*vectorization_mode='sync'"):
+        ThreeThirteenVectorEnv(num_envs=2, opponents=[GreedyAgent()])
 
 
 def test_device_mode_returns_tensors() -> None:

@@ -17,6 +17,7 @@ there, and the whole loop stays on it.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,6 +34,20 @@ from .game import BatchGame, TimeStep
 SEAT_MODES = ("rotate", "random")
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
 ILLEGAL_ACTION_REWARD = -1.0
+
+
+def _is_batch_agent(agent: object) -> bool:
+    """Whether ``agent.act`` takes (observation, action_mask) alone, as batched agents do (a scalar
+    agent's ``act`` also takes a numpy generator)."""
+    act = getattr(agent, "act", None)
+    if act is None:
+        return False
+    try:
+        params = [p for p in inspect.signature(act).parameters.values()
+                  if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return True
+    return len(params) == 2
 
 
 class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
@@ -74,6 +89,12 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         self.game = BatchGame(self.rules, num_envs, device=self.device, seed=seed, reward_mode=reward_mode)
         if len(opponents) == 1:
             opponents = opponents * (n - 1)
+        for o in opponents:
+            if not isinstance(o, str) and not _is_batch_agent(o):
+                raise ValueError(f"opponent {o!r} is not a batched agent (act(observation, action_mask) on whole "
+                                 f"batches, tt_env.batch.agents): give a name ('greedy-v0', 'random-v0', a network "
+                                 f"checkpoint) or a batched agent; for scalar agent objects use "
+                                 f"gymnasium.make_vec(..., vectorization_mode='sync')")
         self.opponents: list[BatchAgent] = [
             make_batch_agent(o, self.rules, self.device, seed=seed + k) if isinstance(o, str) else o
             for k, o in enumerate(opponents)]
