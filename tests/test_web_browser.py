@@ -161,8 +161,9 @@ def test_step_a_replay_back_and_forth(page, base_url, record_file) -> None:
         page.wait_for_timeout(50)
     assert _step(page) >= 10, "playing did not advance"
     page.click("#play")  # pause
+    page.wait_for_timeout(250)  # a move already under way when the click landed may still show
     paused = _step(page)
-    page.wait_for_timeout(300)
+    page.wait_for_timeout(400)
     assert _step(page) == paused
     page.click("#last")
     shown_at(len(record.actions))
