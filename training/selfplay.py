@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import copy
 import math
-import sys
 import time
 
 import numpy as np
@@ -34,16 +33,16 @@ from torch.utils.tensorboard import SummaryWriter
 from models.checkpoint_agent import CheckpointAgent
 from models.checkpoint import CheckpointError, check_finite, load_checkpoint, save_checkpoint
 from models.networks import PolicyValueNet, build_network
-from training.config import ConfigError, SelfPlayConfig, config_arg_parser, dump_config, parse_config
-from training.device import (add_device_arg, check_resume_device, cuda_rng_state, device_override, resolve_device,
+from training.config import ConfigError, SelfPlayConfig, dump_config
+from training.device import (check_resume_device, cuda_rng_state, resolve_device,
                              restore_cuda_rng)
 from training.ppo import Buffer, ppo_update
 from training.resume import (FROZEN, RESTORE_ERRORS, StopRequested, StopSignals, check_resumable,
-                             default_resume_command, is_count, is_dict, load_latest, restore_failed, resume_command,
+                             is_count, is_dict, load_latest, restore_failed,
                              save_latest)
-from training.run_utils import RunDir, RunFolderError, TrainingDiverged, evaluate_agent, format_results
+from training.trainer_cli import report_end, trainer_main
+from training.run_utils import RunDir, TrainingDiverged, evaluate_agent, format_results
 from training.selfplay_tables import LEARNER, SelfPlay, Table  # noqa: F401  (re-exported: their old home)
-from tt_env.cli_checks import command_name
 from tt_env.observation import OBS_VERSION
 
 
@@ -245,32 +244,14 @@ def _train(cfg: SelfPlayConfig, run: RunDir, *, resume: bool, overwrite: bool, c
     if bar is not None:
         bar.close()
     writer.close()
-    run.learn_sps = (step - start_step) / max(time.perf_counter() - start, 1e-9)
-    if signals.requested:
-        run.stopped_by = signals.signum
-        print(f"stopped at step {step} of {cfg.total_steps}: saved {run.latest}\n"
-              f"resume with: {command or default_resume_command(TRAINER, run)}", flush=True)
-        return run
-    print(f"steps/s during learning: {run.learn_sps:.0f}")
-    print(f"checkpoint: {run.checkpoints / 'final.pt'}\nlearning curve: {run.curve_png}")
-    return run
+    return report_end(run, step=step, start_step=start_step, seconds=time.perf_counter() - start,
+                      total_steps=cfg.total_steps, stopped_by=signals.signum if signals.requested else None,
+                      command=command, trainer=TRAINER)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = config_arg_parser(__doc__.split("\n\n")[0], SelfPlayConfig, run_folder=True, prog=f"python {TRAINER}")
-    add_device_arg(parser)
-    args = parser.parse_args(argv)
-    device_override(args)
-    cfg = parse_config(parser, SelfPlayConfig, args)
-    try:
-        run = train(cfg, resume=args.resume, overwrite=args.overwrite,
-                    command=resume_command(command_name(f"python {TRAINER}"), argv))
-    except (ConfigError, CheckpointError, RunFolderError) as exc:
-        parser.error(str(exc))
-    except TrainingDiverged as exc:
-        sys.exit(f"error: {exc}")
-    if run.stopped_by is not None:
-        sys.exit(128 + run.stopped_by)
+    trainer_main(argv, description=__doc__.split("\n\n")[0], config_cls=SelfPlayConfig, prog=f"python {TRAINER}",
+                 train=train)
 
 
 if __name__ == "__main__":

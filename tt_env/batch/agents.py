@@ -39,7 +39,7 @@ def masked_penalties(counts: torch.Tensor, wild: torch.Tensor, valid: torch.Tens
     On a CPU only the valid rows are solved; on other devices every row is (no wait on the host)."""
     if counts.device.type == "cpu":
         out = torch.zeros(counts.shape[0], dtype=torch.int64)
-        rows = valid.nonzero().squeeze(1)
+        rows = valid.nonzero().squeeze(1)  # host: CPU tensors only, where picking rows costs no wait
         if rows.numel():
             out[rows] = least_penalty(counts[rows], wild[rows], rules).long()
         return out

@@ -30,25 +30,26 @@ def _cards(counts: list[int]) -> list[int]:
 
 
 def table_to_game_state(game: BatchGame, table: int) -> GameState:
-    """Table ``table`` of ``game`` as a scalar :class:`GameState`."""
+    """Table ``table`` of ``game`` as a scalar :class:`GameState`.
+
+    host: reads one table back to Python lists, a wait on the device by design (tests, rendering,
+    search); never called inside ``BatchGame.step``."""
     if isinstance(table, bool) or not isinstance(table, (int, np.integer)) or not 0 <= table < game.num_tables:
         raise ValueError(f"table={table!r} is not allowed: use an int 0..{game.num_tables - 1}")
-    s = game.state
-    i = int(table)
-    hands = s.hands[i].long().tolist()
-    round_index = int(s.round_index[i])
-    went_out = int(s.went_out[i])
-    taken = int(s.taken[i])
+    row = {name: value[int(table)].tolist() for name, value in game.state.fields().items()}  # host: one table, once
+    counts = {name: [[int(k) for k in seat] for seat in row[name]] for name in ("hands", "known_taken", "discards",
+                                                                              "passed")}
+    went_out, taken = row["went_out"], row["taken"]
     return GameState(
-        rules=game.rules, rng=np.random.default_rng(), hands=[_cards(h) for h in hands],
-        stock=s.stock[i, :int(s.stock_len[i])].tolist(), discard_pile=CardList(s.pile[i, :int(s.pile_len[i])].tolist()),
-        round_index=round_index, round_number=game.rules.rounds[round_index], dealer=int(s.dealer[i]),
-        current_player=int(s.current[i]), phase=int(s.phase[i]), scores=s.scores[i].tolist(),
-        went_out=None if went_out < 0 else went_out, turn=int(s.turn[i]), taken_this_turn=None if taken < 0 else taken,
-        known_taken=[_cards(k) for k in s.known_taken[i].long().tolist()],
-        discards=[CardList(_cards(d)) for d in s.discards[i].long().tolist()],
-        passed=[CardList(_cards(p)) for p in s.passed[i].long().tolist()], round_results=[],
-        game_over=bool(s.game_over[i]))
+        rules=game.rules, rng=np.random.default_rng(), hands=[_cards(h) for h in counts["hands"]],
+        stock=row["stock"][:row["stock_len"]], discard_pile=CardList(row["pile"][:row["pile_len"]]),
+        round_index=row["round_index"], round_number=game.rules.rounds[row["round_index"]], dealer=row["dealer"],
+        current_player=row["current"], phase=row["phase"], scores=row["scores"],
+        went_out=None if went_out < 0 else went_out, turn=row["turn"], taken_this_turn=None if taken < 0 else taken,
+        known_taken=[_cards(k) for k in counts["known_taken"]],
+        discards=[CardList(_cards(d)) for d in counts["discards"]],
+        passed=[CardList(_cards(p)) for p in counts["passed"]], round_results=[],
+        game_over=row["game_over"])
 
 
 def load_game_states(game: BatchGame, states: Sequence[GameState]) -> None:

@@ -246,9 +246,9 @@ class BatchGame:
             legal = inside & self._mask.gather(1, actions.clamp(0, NUM_ACTIONS - 1).unsqueeze(1)).squeeze(1)
             if active is not None:
                 legal |= ~active
-            if not bool(legal.all()):
-                i = int((~legal).nonzero()[0])
-                allowed = self._mask[i].nonzero().flatten().tolist()
+            if not bool(legal.all()):  # host: check_actions=True only (off: no wait in step)
+                i = int((~legal).nonzero()[0])  # host: only on the way to raising
+                allowed = self._mask[i].nonzero().flatten().tolist()  # host: only on the way to raising
                 raise ValueError(f"illegal action {int(actions[i])} at table {i} (seat {int(self.state.current[i])}): "
                                  f"legal actions there are {allowed} (0 draw stock, 1 take discard, 2+c discard "
                                  f"card c; none once a game is over)")
@@ -261,7 +261,7 @@ class BatchGame:
         are kept (no wait on the host). ``outputs`` are (B, ...) tensors ``fn`` fills for its rows.
         """
         if self._sparse:
-            rows = mask.nonzero().squeeze(1)
+            rows = mask.nonzero().squeeze(1)  # host: CPU only (self._sparse), no device to wait for
             if rows.numel() == 0:
                 return
             part = self.state.rows(rows)
@@ -284,7 +284,7 @@ class BatchGame:
         their observations), None when there are none; elsewhere every row's."""
         s = self.state
         if self._sparse:
-            rows = over.nonzero().squeeze(1)
+            rows = over.nonzero().squeeze(1)  # host: CPU only (self._sparse), no device to wait for
             if rows.numel() == 0:
                 return None
             part = s.rows(rows)
@@ -297,7 +297,7 @@ class BatchGame:
         result = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
         wild = self._round_number(self.state) + 2
         if self._sparse:  # only the hands that could meld completely are solved (could_meld_completely)
-            rows = mask.nonzero().squeeze(1)
+            rows = mask.nonzero().squeeze(1)  # host: CPU only (self._sparse), no device to wait for
             hands = self.state.hands[rows, seat[rows]].to(torch.uint8)
             keep = could_meld_completely(hands, wild[rows])
             rows, hands = rows[keep], hands[keep]

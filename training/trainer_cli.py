@@ -1,0 +1,52 @@
+"""What every PPO trainer's command does around its training loop: the CLI and the end-of-run report.
+
+``training/selfplay.py`` and ``training/batch_ppo.py`` share it, so their flags (``--config``,
+``--set``, ``--resume``, ``--overwrite``, ``--device``), exit codes (2 for a refused config or run
+folder, 1 for a diverged run, 128 + signal for a stop) and last lines are the same.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from models.checkpoint import CheckpointError
+from training.config import ConfigError, config_arg_parser, parse_config
+from training.device import add_device_arg, device_override
+from training.resume import default_resume_command, resume_command
+from training.run_utils import RunDir, RunFolderError, TrainingDiverged
+from tt_env.cli_checks import command_name
+
+
+def report_end(run: RunDir, *, step: int, start_step: int, seconds: float, total_steps: int, stopped_by: int | None,
+               command: str | None, trainer: str) -> RunDir:
+    """Record the learning speed and print how the run ended (stopped: how to resume; done: its files)."""
+    run.learn_sps = (step - start_step) / max(seconds, 1e-9)
+    if stopped_by is not None:
+        run.stopped_by = stopped_by
+        print(f"stopped at step {step} of {total_steps}: saved {run.latest}\n"
+              f"resume with: {command or default_resume_command(trainer, run)}", flush=True)
+        return run
+    print(f"steps/s during learning: {run.learn_sps:.0f}")
+    print(f"checkpoint: {run.checkpoints / 'final.pt'}\nlearning curve: {run.curve_png}")
+    return run
+
+
+def trainer_main(argv: list[str] | None, *, description: str, config_cls: type, prog: str,
+                 train: Callable[..., Any]) -> None:
+    """Parse a trainer's command line, run ``train(cfg, resume=, overwrite=, command=)``, exit as documented."""
+    parser = config_arg_parser(description, config_cls, run_folder=True, prog=prog)
+    add_device_arg(parser)
+    args = parser.parse_args(argv)
+    device_override(args)
+    cfg = parse_config(parser, config_cls, args)
+    try:
+        run = train(cfg, resume=args.resume, overwrite=args.overwrite,
+                    command=resume_command(command_name(prog), argv))
+    except (ConfigError, CheckpointError, RunFolderError) as exc:
+        parser.error(str(exc))
+    except TrainingDiverged as exc:
+        sys.exit(f"error: {exc}")
+    if run.stopped_by is not None:
+        sys.exit(128 + run.stopped_by)
