@@ -1,0 +1,31 @@
+"""training.trainer_cli: the PPO trainers' end-of-run report (the speed benchmarks read its figure)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from training.trainer_cli import report_end
+
+
+def fake_run(tmp_path: Path) -> SimpleNamespace:
+    return SimpleNamespace(learn_sps=None, stopped_by=None, latest=tmp_path / "latest.pt",
+                           checkpoints=tmp_path, curve_png=tmp_path / "curve.png")
+
+
+def test_a_finished_run_records_its_learning_speed(tmp_path, capsys) -> None:
+    run = report_end(fake_run(tmp_path), step=3_000, start_step=1_000, seconds=4.0, total_steps=3_000,
+                     stopped_by=None, command=None, trainer="training/selfplay.py")
+    assert run.learn_sps == pytest.approx(500.0) and run.stopped_by is None
+    out = capsys.readouterr().out
+    assert "steps/s during learning: 500" in out and "final.pt" in out
+
+
+def test_a_stopped_run_says_how_to_resume(tmp_path, capsys) -> None:
+    run = report_end(fake_run(tmp_path), step=10, start_step=0, seconds=1.0, total_steps=100, stopped_by=2,
+                     command="python -m training.batch_ppo --resume", trainer="training/batch_ppo.py")
+    assert run.stopped_by == 2 and run.learn_sps == pytest.approx(10.0)
+    out = capsys.readouterr().out
+    assert "stopped at step 10 of 100" in out and "resume with: python -m training.batch_ppo --resume" in out
