@@ -58,13 +58,15 @@ def check_deal(st: engine.GameState) -> None:
 
 
 def play_side_by_side(rules: Rules, tables: int, steps: int, seed: int, reward_mode: str = "relative",
-                      device: str = "cpu", accelerator_path: bool = False) -> Counter:
+                      device: str = "cpu", accelerator_path: bool = False, solver: str | None = None) -> Counter:
     """Random legal play on a batch, checked against the scalar engine; returns event counts.
 
     ``accelerator_path`` runs, on a CPU, the code a GPU runs: every row through the rare parts
-    of a step with a select, and the tensor program for the melds instead of C."""
-    g = BatchGame(rules, tables, device=device, seed=seed, reward_mode=reward_mode,
-                  solver="torch" if accelerator_path else "auto")
+    of a step with a select, and (unless ``solver`` says otherwise) the tensor program for the
+    melds instead of C."""
+    if solver is None:
+        solver = "torch" if accelerator_path else "auto"
+    g = BatchGame(rules, tables, device=device, seed=seed, reward_mode=reward_mode, solver=solver)
     if accelerator_path:
         g._sparse = False
     ts = g.reset()
@@ -154,6 +156,65 @@ def test_accelerator_path_matches_scalar_engine(name: str) -> None:
     """The masked, every-row path a GPU takes (and the tensor meld program), checked on a CPU."""
     events = play_side_by_side(ACCELERATOR_CASES[name], tables=2, steps=24, seed=13, accelerator_path=True)
     assert events["rounds"] > 0
+
+
+KEPT_PENALTY_CASES = {  # the every-row path's scoring from the penalties kept at each discard
+    "2p": Rules(rounds=(1, 2, 3, 7)),
+    "4p short rounds": Rules(num_players=4, rounds=(1, 5), max_turns_per_round=4),
+    # fewer turns than seats: some seats never discard, so the hands are solved at the round's end
+    "3p two turns": Rules(num_players=3, rounds=(1, 4), max_turns_per_round=2),
+}
+
+
+@pytest.mark.parametrize("name", list(KEPT_PENALTY_CASES))
+def test_every_row_path_scores_rounds_exactly(name: str) -> None:
+    """The every-row path with the C solver (fast enough for many rounds): round scores equal the
+    scalar engine's, whether they come from the kept penalties or, with fewer turns than seats,
+    from solving every hand."""
+    rules = KEPT_PENALTY_CASES[name]
+    game = BatchGame(rules, 1)
+    game._sparse = False
+    assert game._cached_scoring == (rules.max_turns_per_round >= rules.num_players)
+    events = play_side_by_side(rules, tables=8, steps=120, seed=21, accelerator_path=True, solver="auto")
+    assert events["rounds"] >= 4 and events["went_out"] > 0
+
+
+def test_every_row_path_scores_loaded_states() -> None:
+    """After ``from_game_states`` the kept penalties are the loaded hands' own: loaded when
+    someone went out and the next seat already took its last turn, the round ends after one more
+    turn, with the scalar engine's scores."""
+    rules = Rules(num_players=3, rounds=(1, 2))
+    source = BatchGame(rules, 64, seed=5)
+    rng = np.random.default_rng(5)
+    ts = source.reset()
+    picked: list[engine.GameState] = []
+    for _ in range(400):
+        s = source.state
+        went = (s.went_out >= 0) & (s.phase == 0) & ((s.current - s.went_out) % 3 == 2)
+        picked += [source.to_game_state(i) for i in went.nonzero().flatten().tolist()]
+        if len(picked) >= 8:
+            break
+        logits = torch.from_numpy(rng.random((64, 54)))
+        ts = source.step(torch.where(ts.action_mask, logits, -1.0).argmax(1))
+    states = picked[:8]
+    assert len(states) == 8
+    game = BatchGame(rules, 8, solver="auto")
+    game._sparse = False
+    ts = game.from_game_states(states)
+    scalar = [st.copy() for st in states]
+    ended = [False] * 8
+    for _ in range(12):
+        actions = [int(rng.choice(engine.legal_actions(st))) if not ended[i] else 0 for i, st in enumerate(scalar)]
+        active = torch.tensor([not e for e in ended])
+        ts = game.step(torch.tensor(actions), active=active)
+        for i, st in enumerate(scalar):
+            if ended[i]:
+                continue
+            result = engine.apply(st, actions[i])
+            if result.round_record is not None:
+                assert ts.round_points[i].tolist() == result.round_record.points
+                ended[i] = True
+    assert all(ended)
 
 
 @pytest.mark.parametrize("device", [d for d in DEVICES if d != "cpu"])

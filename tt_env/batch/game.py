@@ -107,6 +107,8 @@ class BatchGame:
         """Whether the rare parts of a step run on the rows that need them (CPU) or on every row
         with a select (other devices; tests set it False to run the accelerator's path on a CPU)."""
         self._rows = torch.arange(num_tables, device=self.device)
+        self._hand_penalty = torch.zeros(num_tables, self.num_players, dtype=torch.int64, device=self.device)
+        """Accelerator path: each seat's least penalty after its last discard (see _cached_scoring)."""
         self._rounds = torch.tensor(rules.rounds, dtype=torch.int64, device=self.device)
         self._seed32 = seed_words(seed)
         self.state = BatchState.empty(num_tables, self.num_players, self.shoe_size, self.device)
@@ -175,7 +177,7 @@ class BatchGame:
 
         # going out: the first discard that leaves a fully melded hand
         checking = discard & (s.went_out < 0)
-        zero = self._penalty_is_zero(checking, seat)
+        zero = self._penalty_is_zero(checking, seat, discard)
         went_now = torch.where(checking & zero, seat, -1)
         s.went_out = torch.where(went_now >= 0, seat, s.went_out)
         nxt = (seat + 1) % n
@@ -212,6 +214,8 @@ class BatchGame:
         from .bridge import load_game_states
 
         load_game_states(self, states)
+        if self._cached_scoring:
+            self._solve_every_hand()
         zeros = torch.zeros(self.num_tables, self.num_players, device=self.device)
         flags = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
         return self._timestep(zeros, flags, flags, self.state.scores.clone(), zeros.long(), None)
@@ -292,11 +296,24 @@ class BatchGame:
                                  None if seat is None else seat[rows])
         return observe(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round, seat)
 
-    def _penalty_is_zero(self, mask: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
-        """(B,) whether the hand of ``seat`` melds completely, computed where ``mask`` holds."""
-        result = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
+    @property
+    def _cached_scoring(self) -> bool:
+        """Whether a round's scores come from the penalties kept at each discard (accelerator path).
+
+        On the every-row path the go-out check solves the mover's hand on every row anyway, so
+        keeping that penalty per seat makes scoring a round free, instead of solving all N hands
+        of every table at every step. It is exact when every seat discards in a round before it
+        ends: after someone goes out every other seat takes a turn, and a round ended by
+        ``max_turns_per_round`` saw that many discards in seat order, so ``max_turns_per_round
+        >= num_players`` suffices (the hand that went out scores 0). Otherwise the hands are solved."""
+        return not self._sparse and self.rules.max_turns_per_round >= self.num_players
+
+    def _penalty_is_zero(self, mask: torch.Tensor, seat: torch.Tensor, discard: torch.Tensor) -> torch.Tensor:
+        """(B,) whether the hand of ``seat`` melds completely, computed where ``mask`` holds
+        (on the every-row path the penalty of every ``discard`` row is also kept for scoring)."""
         wild = self._round_number(self.state) + 2
         if self._sparse:  # only the hands that could meld completely are solved (could_meld_completely)
+            result = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
             rows = mask.nonzero().squeeze(1)  # host: CPU only (self._sparse), no device to wait for
             hands = self.state.hands[rows, seat[rows]].to(torch.uint8)
             keep = could_meld_completely(hands, wild[rows])
@@ -305,14 +322,27 @@ class BatchGame:
                 result[rows] = least_penalty(hands, wild[rows], self.rules, backend=self.solver) == 0
             return result
         pen = least_penalty(self.state.hands[self._rows, seat].to(torch.uint8), wild, self.rules, backend=self.solver)
+        kept = self._hand_penalty.gather(1, seat.unsqueeze(1)).squeeze(1)
+        self._hand_penalty.scatter_(1, seat.unsqueeze(1), torch.where(discard, pen, kept).unsqueeze(1))
         return mask & (pen == 0)
+
+    def _solve_every_hand(self) -> None:
+        """Fill the kept penalties from the hands as they are (after a load: the seats that do not
+        discard again before their round ends are scored with these)."""
+        b, n = self.num_tables, self.num_players
+        wild = self._round_number(self.state).repeat_interleave(n) + 2
+        hands = self.state.hands.reshape(b * n, 52).to(torch.uint8)
+        self._hand_penalty = least_penalty(hands, wild, self.rules, backend=self.solver).view(b, n).long()
 
     def _end_round(self, part: BatchState, rows: torch.Tensor, points: torch.Tensor) -> None:
         """Score every hand of the ``part`` tables, add to the totals, and deal the next round."""
         k, n = part.hands.shape[0], self.num_players
-        wild = (self._rounds[part.round_index] + 2).repeat_interleave(n)
-        pen = least_penalty(part.hands.reshape(k * n, 52).to(torch.uint8), wild, self.rules,
-                            backend=self.solver).view(k, n).long()
+        if self._cached_scoring:  # every row here (the every-row path), kept at each discard
+            pen = self._hand_penalty.clone()
+        else:
+            wild = (self._rounds[part.round_index] + 2).repeat_interleave(n)
+            pen = least_penalty(part.hands.reshape(k * n, 52).to(torch.uint8), wild, self.rules,
+                                backend=self.solver).view(k, n).long()
         seats = torch.arange(n, device=self.device)
         pen = torch.where(seats.unsqueeze(0) == part.went_out.unsqueeze(1), 0, pen)
         points.copy_(pen)
