@@ -42,10 +42,11 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def make_batch_runner(players: int, tables: int, device: torch.device, seed: int) -> tuple[Runner, int]:
+def make_batch_runner(players: int, tables: int, device: torch.device, seed: int,
+                      solver: str = "auto") -> tuple[Runner, int]:
     """A runner of ``tables`` batched tables, and the bytes of state per table."""
     rules = Rules(num_players=players)
-    game = BatchGame(rules, tables, device=device, seed=seed, check_actions=False)
+    game = BatchGame(rules, tables, device=device, seed=seed, check_actions=False, solver=solver)
     agent = BatchRandom(rules, seed=seed, device=device)
     box = {"ts": game.reset(), "games": 0}
 
@@ -84,6 +85,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--solver", default="auto", choices=["auto", "torch", "triton", "c"],
+                        help="meld solver backend of the batched engine (BatchGame's solver=)")
     args = parser.parse_args()
     envs = {e.strip() for e in args.envs.split(",") if e.strip()}
     unknown = envs - {"batch", "tt_raw", "openspiel"}
@@ -102,7 +105,7 @@ def main() -> None:
     if "batch" in envs:
         for players in (int(p) for p in args.players.split(",")):
             for tables in (int(b) for b in args.batch_sizes.split(",")):
-                runner, per_table = make_batch_runner(players, tables, device, args.seed)
+                runner, per_table = make_batch_runner(players, tables, device, args.seed, args.solver)
                 runners.append(runner)
                 memory[runner.name] = per_table
     if "tt_raw" in envs:

@@ -2,11 +2,13 @@
 
 Check: random hands (3..14 cards, 1-4 decks, every wild rank, both ace rules, both
 ``meld_needs_natural``), 16 groups of (decks, aces, meld_needs_natural). The C batch is compared
-with the scalar solver on ``--hands`` hands; the torch program on ``--torch-hands`` per group
-(in growing chunks, up to ``--torch-seconds`` per group: it is slow on a CPU, the GPU is its home). Any mismatch is printed and the exit status is 1.
+with the scalar solver on ``--hands`` hands; the tensor program (``--backends``: ``torch``, and
+``triton``, its fused kernels) on ``--torch-hands`` per group (in growing chunks, up to
+``--torch-seconds`` per group: it is slow on a CPU, the GPU is its home). Any mismatch is
+printed and the exit status is 1.
 
-Speed: hands/s of the scalar C solver called in a Python loop, of the C batch and of the torch
-program at each batch size (1 deck, aces low, the 2-player game), medians over ``--repeats``.
+Speed: hands/s of the scalar C solver called in a Python loop, of the C batch and of each tensor
+backend at each batch size (1 deck, aces low, the 2-player game), medians over ``--repeats``.
 
     python benchmarks/bench_batch_solver.py                        # 1,000,000 hands, CPU
     python benchmarks/bench_batch_solver.py --device cuda --torch-hands 20000
@@ -23,6 +25,7 @@ import time
 import numpy as np
 import torch
 
+from tt_env.batch import solver_triton
 from tt_env.batch.solver import least_penalty
 from tt_env.engine import melds
 from tt_env.engine.rules import Rules
@@ -62,24 +65,27 @@ def check(args: argparse.Namespace, device: torch.device) -> int:
         want = np.array([melds.least_penalty(h, int(w), aces_high, nn) for h, w in zip(hands_of(counts), wilds)])
         c = least_penalty(torch.from_numpy(counts), torch.from_numpy(wilds), rules, backend="c").numpy()
         limit = min(per_group, args.torch_hands)
-        n_torch, size, torch_s = 0, 16, 0.0
-        t = np.zeros(0, np.int64)
-        while n_torch < limit and torch_s < args.torch_seconds:   # growing chunks within the time budget
-            part = slice(n_torch, min(limit, n_torch + size))
-            start = time.perf_counter()
-            got = least_penalty(torch.from_numpy(counts[part]).to(device), torch.from_numpy(wilds[part]).to(device),
-                                rules, backend="torch").cpu().numpy()
-            torch_s += time.perf_counter() - start
-            t = np.concatenate([t, got])
-            n_torch, size = part.stop, size * 2
-        for name, got, ref in (("c batch", c, want), ("torch", t, want[:n_torch])):
+        results, done = [("c batch", c, want)], []
+        for backend in args.backends:
+            n_torch, size, torch_s = 0, 16, 0.0
+            t = np.zeros(0, np.int64)
+            while n_torch < limit and torch_s < args.torch_seconds:   # growing chunks within the time budget
+                part = slice(n_torch, min(limit, n_torch + size))
+                start = time.perf_counter()
+                got = least_penalty(torch.from_numpy(counts[part]).to(device),
+                                    torch.from_numpy(wilds[part]).to(device), rules, backend=backend).cpu().numpy()
+                torch_s += time.perf_counter() - start
+                t = np.concatenate([t, got])
+                n_torch, size = part.stop, size * 2
+            results.append((backend, t, want[:n_torch]))
+            done.append(f"{backend} {n_torch:,} hands ({n_torch / max(torch_s, 1e-9):,.0f} hands/s)")
+        for name, got, ref in results:
             for i in np.nonzero(got != ref)[0][:5]:
                 print(f"MISMATCH {name}: decks={decks} aces_high={aces_high} meld_needs_natural={nn} "
                       f"hand={hands_of(counts[i:i + 1])[0]} wild={wilds[i]}: {got[i]} vs scalar {ref[i]}")
             bad += int((got != ref).sum())
         print(f"check decks={decks} aces={'high_or_low' if aces_high else 'low':11} natural={nn!s:5}: "
-              f"c batch {per_group:,} hands, torch {n_torch:,} hands ({n_torch / torch_s:,.0f} hands/s), "
-              f"mismatches so far {bad}", flush=True)
+              f"c batch {per_group:,} hands, {', '.join(done)}, mismatches so far {bad}", flush=True)
     return bad
 
 
@@ -111,12 +117,13 @@ def speed(args: argparse.Namespace, device: torch.device) -> None:
         rate = median_rate(lambda: least_penalty(tc[:b], tw[:b], rules, backend="c"), b, args.repeats)
         print(f"  C batch, batch {b:6}:        {rate:12,.0f} hands/s ({rate / scalar:.2f}x scalar)")
     dc, dw = tc.to(device), tw.to(device)
-    for b in args.torch_batch_sizes:
-        run = lambda: least_penalty(dc[:b], dw[:b], rules, backend="torch")
-        run()                                                    # warm-up (plan, kernels)
-        sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-        rate = median_rate(lambda: (run(), sync()), b, args.repeats)
-        print(f"  torch on {device.type}, batch {b:6}:   {rate:12,.0f} hands/s ({rate / scalar:.3f}x scalar)")
+    for backend in args.backends:
+        for b in args.torch_batch_sizes:
+            run = lambda: least_penalty(dc[:b], dw[:b], rules, backend=backend)
+            run()                                                    # warm-up (plan, kernels)
+            sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+            rate = median_rate(lambda: (run(), sync()), b, args.repeats)
+            print(f"  {backend} on {device.type}, batch {b:6}: {rate:12,.0f} hands/s ({rate / scalar:.3f}x scalar)")
 
 
 def main() -> int:
@@ -130,6 +137,9 @@ def main() -> int:
     parser.add_argument("--batch-sizes", default="1024,16384", help="C batch sizes, comma-separated")
     parser.add_argument("--torch-batch-sizes", default=None,
                         help="torch batch sizes (default 1024,16384 on cuda, 256 on cpu)")
+    parser.add_argument("--backends", default=None,
+                        help="tensor backends checked and timed, comma-separated: torch, triton "
+                             "(default torch, and triton too on cuda when it is installed)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-check", action="store_true")
@@ -142,6 +152,13 @@ def main() -> int:
         parser.error("the scalar C solver is the reference: build it (python setup.py build_ext --inplace)")
     args.torch_hands = args.torch_hands if args.torch_hands is not None else (20_000 if cuda else 30)
     args.batch_sizes = [int(b) for b in args.batch_sizes.split(",")]
+    default_backends = "torch,triton" if cuda and solver_triton.available() else "torch"
+    args.backends = (args.backends or default_backends).split(",")
+    for backend in args.backends:
+        if backend not in ("torch", "triton"):
+            parser.error(f"--backends: {backend!r} is not allowed: use torch or triton")
+        if backend == "triton" and not solver_triton.available():
+            parser.error("--backends triton: Triton is not installed (pip install triton)")
     args.torch_batch_sizes = [int(b) for b in (args.torch_batch_sizes or ("1024,16384" if cuda else "256")).split(",")]
     print(f"torch {torch.__version__}, device {device}"
           + (f" ({torch.cuda.get_device_name(device)})" if cuda else "") + f", torch threads {torch.get_num_threads()}")

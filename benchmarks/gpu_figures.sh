@@ -1,26 +1,51 @@
 #!/usr/bin/env bash
 # Every GPU figure of the batched engine and the batched trainer, in one run on a GPU machine
-# with no network (docs/speed.md, ../shared/GPU.md). Wheels of the pure-Python packages the
-# machine lacks are in .whl/ (downloaded on the development machine). Figures go to $OUT.
+# with no network (docs/batched-engine.md, ../shared/GPU.md). Wheels of the pure-Python packages
+# the machine lacks are in .whl/ (downloaded on the development machine). Figures go to $OUT.
 set -u
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 python3 setup.py build_ext --inplace -q >/dev/null 2>&1
-{ nvidia-smi -L; python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"; nproc; } \
+{ nvidia-smi -L; python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"; nproc; } \
     | tee "$OUT/machine.txt"
+# 0. the fused (Triton) solver against the plain tensor program on random hands; the engine's
+#    solver falls back to the plain program for the figures below if they differ
+SOLVER=auto
+timeout 60 python3 - <<'PY' 2>&1 | tail -8 | tee "$OUT/triton_smoke.txt" || true
+import torch
+from tt_env.batch.solver import least_penalty
+from tt_env.engine.rules import Rules
+gen = torch.Generator().manual_seed(0)
+for rules in (Rules(), Rules(aces="high_or_low", meld_needs_natural=True), Rules(num_players=5)):
+    decks, b = rules.num_decks, 4096
+    shoe = torch.rand(b, 52 * decks, generator=gen).argsort(1) % 52
+    size = torch.randint(3, 15, (b, 1), generator=gen)
+    take = torch.arange(52 * decks).unsqueeze(0) < size
+    counts = torch.zeros(b, 52, dtype=torch.int64).scatter_add_(1, shoe, take.long()).to(torch.uint8).cuda()
+    wild = torch.randint(0, 14, (b,), generator=gen).cuda()
+    ref = least_penalty(counts, wild, rules, backend="torch")
+    got = least_penalty(counts, wild, rules, backend="triton")
+    print(f"decks={decks} aces={rules.aces} natural={rules.meld_needs_natural}: {int((ref != got).sum())} "
+          f"mismatches in {b} hands")
+PY
+grep -q " 0 mismatches" "$OUT/triton_smoke.txt" && ! grep -q -E " [1-9][0-9]* mismatches" "$OUT/triton_smoke.txt" \
+    || SOLVER=torch
+echo "engine solver for the figures: $SOLVER" | tee -a "$OUT/machine.txt"
 # 1. the engine on CUDA equals the CPU's games and the scalar engine; no host sync inside step
-timeout 75 python3 -m pytest -q -p no:cacheprovider tests/test_batch_api.py::test_cuda_plays_the_cpu_games \
+timeout 100 python3 -m pytest -q -p no:cacheprovider tests/test_batch_api.py::test_cuda_plays_the_cpu_games \
     tests/test_batch_engine.py::test_gpu_matches_scalar_engine 2>&1 | tail -5 | tee "$OUT/cuda_tests.txt"
-timeout 45 python3 - <<'PY' 2>&1 | tail -5 | tee "$OUT/sync_check.txt"
-import warnings, torch
+timeout 45 python3 - "$SOLVER" <<'PY' 2>&1 | tail -5 | tee "$OUT/sync_check.txt"
+import sys, warnings, torch
 from tt_env.batch import BatchGame
 from tt_env.batch.agents import BatchRandom
 from tt_env.engine.rules import Rules
 rules = Rules()
-game = BatchGame(rules, 1024, device="cuda", check_actions=False)
+game = BatchGame(rules, 1024, device="cuda", check_actions=False, solver=sys.argv[1])
 agent = BatchRandom(rules, device="cuda")
 ts = game.reset()
+for _ in range(4):  # compile the kernels first
+    ts = game.step(agent.act(ts.observation, ts.action_mask))
 torch.cuda.synchronize()
 torch.cuda.set_sync_debug_mode("warn")
 with warnings.catch_warnings(record=True) as caught:
@@ -34,14 +59,15 @@ for w in caught[:5]:
     print("  ", str(w.message)[:200], w.filename, w.lineno)
 PY
 # 2. decisions per second, random masked play (the scalar raw_env on this machine's one core beside it)
-timeout 110 python3 benchmarks/bench_batch.py --device cuda --batch-sizes 4096,16384,65536 --players 2 \
-    --envs batch,tt_raw --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -12 | tee "$OUT/bench_batch_2p.txt"
-timeout 70 python3 benchmarks/bench_batch.py --device cuda --batch-sizes 16384 --players 4,8 \
+timeout 100 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 4096,16384,65536 \
+    --players 2 --envs batch,tt_raw --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -12 | tee "$OUT/bench_batch_2p.txt"
+timeout 70 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 16384 --players 4,8 \
     --envs batch --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -8 | tee "$OUT/bench_batch_48p.txt"
-# 3. the solver alone
-timeout 70 python3 benchmarks/bench_batch_solver.py --device cuda --hands 20000 --torch-hands 2000 \
-    --torch-seconds 3 --repeats 2 2>&1 | tail -25 | tee "$OUT/bench_solver.txt"
+# 3. the solver alone, both tensor backends (exactness against the scalar C solver, then speed)
+timeout 100 python3 benchmarks/bench_batch_solver.py --device cuda --backends torch,triton --hands 20000 \
+    --torch-hands 4000 --torch-seconds 2 --torch-batch-sizes 16384,65536 --repeats 2 2>&1 | tail -28 \
+    | tee "$OUT/bench_solver.txt"
 # 4. the batched trainer
-timeout 80 python3 benchmarks/bench_training.py --contenders batch_ppo --device cuda --tables 4096 \
+timeout 75 python3 benchmarks/bench_training.py --contenders batch_ppo --device cuda --tables 4096 \
     --steps 200000 --repeats 1 2>&1 | tail -8 | tee "$OUT/bench_training.txt"
 echo done | tee "$OUT/done.txt"

@@ -147,3 +147,8 @@ def test_a_hand_of_only_the_card_just_taken_may_discard_it() -> None:
     expected = engine.action_mask(st).astype(bool)
     assert expected[2 + 5]
     np.testing.assert_array_equal(ts.action_mask[0].numpy(), expected)
+
+
+def test_unknown_solver_backend_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"solver='fast' is not allowed: use one of \['auto', 'torch', 'triton', 'c'\]"):
+        BatchGame(Rules(), 2, solver="fast")

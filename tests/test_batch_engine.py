@@ -218,9 +218,13 @@ def test_every_row_path_scores_loaded_states() -> None:
 
 
 @pytest.mark.parametrize("device", [d for d in DEVICES if d != "cpu"])
-def test_gpu_matches_scalar_engine(device: str) -> None:
-    events = play_side_by_side(Rules(num_players=4, rounds=(1, 2), max_turns_per_round=12), tables=4, steps=60,
-                               seed=5, device=device)
+@pytest.mark.parametrize("rules", [Rules(num_players=4, rounds=(1, 2), max_turns_per_round=12),
+                                   Rules(rounds=(9, 11), max_turns_per_round=16),
+                                   Rules(num_players=3, aces="high_or_low", rounds=(4, 6), max_turns_per_round=9)],
+                         ids=["4p", "2p big hands", "3p aces high"])
+def test_gpu_matches_scalar_engine(device: str, rules: Rules) -> None:
+    """The GPU's path (every row, kept penalties, the fused solver where Triton is installed)."""
+    events = play_side_by_side(rules, tables=4, steps=60, seed=5, device=device)
     assert events["rounds"] > 0
 
 

@@ -227,7 +227,7 @@ def test_backends_agree_and_auto_picks_c(monkeypatch):
     (dict(wild_rank=True), TypeError, "wild_rank must be"),
     (dict(wild_rank=torch.zeros(2, dtype=torch.long)), ValueError, r"must be \(3,\)"),
     (dict(wild_rank=torch.zeros(3)), TypeError, "integer tensor"),
-    (dict(backend="gpu"), ValueError, r"use one of \['auto', 'torch', 'c'\]"),
+    (dict(backend="gpu"), ValueError, r"use one of \['auto', 'torch', 'triton', 'c'\]"),
     (dict(rules="low"), TypeError, "Rules"),
     (dict(decks=0), ValueError, "positive int"),
     (dict(decks=5, backend="torch"), ValueError, "takes 1..4"),

@@ -22,6 +22,7 @@ from ..engine.scoring import REWARD_MODES, penalty_rewards, relative_rewards
 from ..observation import observation_size
 from .observe import observe, observe_and_mask, pile_top
 from .random_keys import seed_words, shuffle_order, shuffle_prefix, stream_base, uniform_below
+from .solver import BACKENDS as SOLVER_BACKENDS
 from .solver import could_meld_completely, least_penalty
 from .state import COUNT_DTYPE, BatchState
 
@@ -76,7 +77,9 @@ class BatchGame:
         check_actions: raise ``ValueError`` for an illegal action (the one wait on the host in
             :meth:`step`; turn off for the fastest accelerator runs with trusted actions).
         solver: backend of :func:`tt_env.batch.least_penalty` (``"auto"``: C on a CPU, the
-            tensor program elsewhere; ``"torch"`` runs the tensor program on a CPU too).
+            tensor program fused by Triton on CUDA when Triton is installed, else the plain
+            tensor program; ``"torch"`` runs the tensor program on a CPU too, ``"triton"``
+            forces the fused kernels).
     """
 
     def __init__(self, rules: Rules, num_tables: int, device: str | torch.device = "cpu", seed: int = 0,
@@ -96,8 +99,8 @@ class BatchGame:
         self.num_players = rules.num_players
         self.device = torch.device(device)
         self.reward_mode = reward_mode
-        if solver not in ("auto", "torch", "c"):
-            raise ValueError(f"solver={solver!r} is not allowed: use 'auto', 'torch' or 'c'")
+        if solver not in SOLVER_BACKENDS:
+            raise ValueError(f"solver={solver!r} is not allowed: use one of {list(SOLVER_BACKENDS)}")
         self.solver = solver
         self.autoreset = autoreset
         self.check_actions = check_actions

@@ -4,11 +4,15 @@ Two backends give ``tt_env.engine.melds.least_penalty`` of every hand exactly:
 
 - ``"torch"``: a dynamic program over the ranks in pure tensor ops, on any device, with no host
   synchronisation (the GPU path);
+- ``"triton"``: the same program with each suit's move and each slot's set pool fused into
+  Triton kernels (:mod:`tt_env.batch.solver_triton`): compiled on CUDA, run by Triton's
+  interpreter on a CPU (there only to test it);
 - ``"c"``: the C solver's batched entry point ``_meldsolver.least_penalty_counts`` (CPU only, the
   fastest there).
 
 ``backend="auto"`` takes C for CPU tensors when the C extension is built and used
-(``TT_ENV_SOLVER`` is not ``python``), else the torch program.
+(``TT_ENV_SOLVER`` is not ``python``), else Triton on CUDA when it is installed, else the torch
+program.
 
 The program (vocabulary as in ``tt_env.engine.melds_py``). Let D* be the least value of
 unmelded naturals over arrangements whose melds need at most the hand's W wilds. Then the least
@@ -51,7 +55,9 @@ import torch
 from tt_env.engine import melds as _melds
 from tt_env.engine.rules import Rules
 
-BACKENDS = ("auto", "torch", "c")
+from . import solver_triton
+
+BACKENDS = ("auto", "torch", "triton", "c")
 MAX_DECKS = 4
 """Copies of a card the torch program handles (the batched engine's limit)."""
 DEFAULT_MAX_CARDS = 14
@@ -181,15 +187,22 @@ def _slot(plan: _Plan, f: torch.Tensor, n: torch.Tensor, value: int, forced: boo
     return res.clamp_(max=_INF)
 
 
-def _natural_deadwood(plan: _Plan, slots: list[tuple[torch.Tensor, int, bool]], wilds: torch.Tensor) -> torch.Tensor:
+def _natural_deadwood(plan: _Plan, slots: list[tuple[torch.Tensor, int, bool]], wilds: torch.Tensor,
+                      fused: tuple[int, int] | None = None) -> torch.Tensor:
     """D*: the least unmelded natural value with at most ``wilds`` (B,) wilds in the melds.
 
-    ``slots``: per slot, (naturals per suit (4, B), their value, forced)."""
+    ``slots``: per slot, (naturals per suit (4, B), their value, forced). ``fused``: (decks,
+    max lanes) to run each slot as the Triton kernels of :mod:`tt_env.batch.solver_triton`."""
     b = wilds.shape[0]
     f = torch.full((plan.num_states, plan.u_dim, b), _INF, dtype=torch.int16, device=wilds.device)
     f[plan.empty, 0] = 0
     for n, value, forced in slots:
-        f = _slot(plan, f, n, value, forced)
+        if fused is None:
+            f = _slot(plan, f, n, value, forced)
+        else:
+            from . import solver_triton
+
+            f = solver_triton.slot(f, n, value, forced, *fused, plan.m_dim)
     best = torch.full((plan.u_dim, b), _INF, dtype=torch.int16, device=wilds.device)
     for pad, states in plan.ends:
         best = torch.minimum(best, _shift(f.index_select(0, states).amin(0), pad, 0))
@@ -198,7 +211,7 @@ def _natural_deadwood(plan: _Plan, slots: list[tuple[torch.Tensor, int, bool]], 
 
 
 def _torch_least_penalty(counts: torch.Tensor, wild: torch.Tensor, aces_high: bool, needs_natural: bool,
-                         decks: int, max_cards: int, chunk: int | None) -> torch.Tensor:
+                         decks: int, max_cards: int, chunk: int | None, fused: bool = False) -> torch.Tensor:
     device = counts.device
     b = counts.shape[0]
     max_lanes = max(1, min(4 * decks, max_cards // 3))
@@ -243,7 +256,7 @@ def _torch_least_penalty(counts: torch.Tensor, wild: torch.Tensor, aces_high: bo
         slots += [(n[r], min(r + 1, 10), False) for r in range(1, 13)]
         if aces_high:
             slots.append((high[sl].clamp(min=0).t(), 15, False))
-        d = _natural_deadwood(plan, slots, num_w[sl])
+        d = _natural_deadwood(plan, slots, num_w[sl], (decks, max_lanes) if fused else None)
         if aces_high:
             d = torch.where(ok[sl], d, _INF).view(-1, k).amin(1)
         out.append(d)
@@ -270,7 +283,8 @@ def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Ru
         counts: (B, 52) integer tensor, copies of each card int per hand.
         wild_rank: (B,) integer tensor or an int: 1..13, or 0 for no wilds.
         rules: the options used are ``aces_high`` and ``meld_needs_natural``.
-        backend: ``"torch"`` (any device), ``"c"`` (CPU tensors, C extension built) or ``"auto"``.
+        backend: ``"torch"`` (any device), ``"triton"`` (Triton installed; compiled on CUDA,
+            interpreted on a CPU), ``"c"`` (CPU tensors, C extension built) or ``"auto"``.
         decks: most copies of a card (default ``rules.num_decks``; the torch program takes 1..4).
         max_cards: the torch program is exact for hands of up to this many cards (it sizes the
             program: at most ``max_cards // 3`` runs at a time).
@@ -307,11 +321,16 @@ def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Ru
                              "use 'torch' or 'auto'")
     if backend == "c" or (backend == "auto" and c_module is not None):
         return _c_least_penalty(c_module, counts, wild, rules)
+    if backend == "triton" and not solver_triton.available():
+        raise ValueError("backend='triton' needs Triton (pip install triton, or the project's gpu extra): "
+                         "use 'torch' or 'auto'")
+    fused = backend == "triton" or (backend == "auto" and counts.device.type == "cuda" and solver_triton.available())
     if decks > MAX_DECKS:
         raise ValueError(f"decks={decks} is not allowed for the torch program: it takes 1..{MAX_DECKS}")
     if b == 0:
         return torch.zeros(0, dtype=torch.long, device=counts.device)
-    return _torch_least_penalty(counts, wild, rules.aces_high, rules.meld_needs_natural, decks, max_cards, chunk)
+    return _torch_least_penalty(counts, wild, rules.aces_high, rules.meld_needs_natural, decks, max_cards, chunk,
+                                fused)
 
 
 def _wild_tensor(wild_rank: torch.Tensor | int, b: int, device: torch.device) -> torch.Tensor:

@@ -1,0 +1,57 @@
+"""The meld program's fused Triton kernels (``tt_env.batch.solver_triton``) against its torch steps.
+
+Run by Triton's interpreter on a CPU (slow, so one slot of a few hands per case): each case
+compares one whole slot (the four suits' moves and the set pool) with ``solver._slot`` on random
+tables of least values. The whole program against the C solver on many hands, compiled on a GPU,
+is ``benchmarks/bench_batch_solver.py --device cuda --backends triton``.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tt_env.batch import solver, solver_triton
+from tt_env.engine.rules import Rules
+
+needs_triton = pytest.mark.skipif(not solver_triton.available(), reason="Triton is not installed")
+DECKS, MAX_LANES, U_DIM = 1, 4, 5
+
+
+def random_slot_inputs(plan, hands: int, decks: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """A table of least values (some unreachable, INF) and each suit's naturals at the slot."""
+    gen = torch.Generator().manual_seed(seed)
+    f = torch.randint(0, 60, (plan.num_states, plan.u_dim, hands), generator=gen).to(torch.int16)
+    f[torch.rand(f.shape, generator=gen) < 0.5] = solver._INF
+    n = torch.randint(0, decks + 1, (4, hands), generator=gen)
+    return f, n
+
+
+@needs_triton
+def test_fused_slot_equals_tensor_slot() -> None:
+    """A whole slot: the four suits' moves (the first reading the (S, U, B) table) and the set."""
+    plan = solver._plan(DECKS, MAX_LANES, U_DIM, torch.device("cpu"))
+    f, n = random_slot_inputs(plan, hands=6, decks=DECKS, seed=3)
+    want = solver._slot(plan, f, n, 7, False)
+    got = solver_triton.slot(f, n, 7, False, DECKS, MAX_LANES, plan.m_dim)
+    assert got.dtype == torch.int16 and got.shape == want.shape
+    assert torch.equal(got, want.to(torch.int16))
+
+
+@needs_triton
+def test_fused_forced_set_pool_equals_tensor_slot() -> None:
+    """The forced slot (the aces split off for the bottom): every natural goes into a lane."""
+    plan = solver._plan(DECKS, MAX_LANES, U_DIM, torch.device("cpu"))
+    gen = torch.Generator().manual_seed(4)
+    g = torch.randint(0, 60, (plan.num_states, plan.m_dim, plan.u_dim, 6), generator=gen).to(torch.int16)
+    total = torch.randint(0, 5, (6,), generator=gen, dtype=torch.int32)
+    # the lanes must have taken all ``total`` naturals: the entry at m = total, nothing else
+    want = g.gather(1, total.long().view(1, 1, 1, 6).expand(plan.num_states, 1, plan.u_dim, 6)).squeeze(1)
+    assert torch.equal(solver_triton.set_pool(g, total, 15, True), want)
+
+
+def test_triton_backend_is_refused_without_triton(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(solver_triton, "available", lambda: False)
+    counts = torch.zeros(1, 52, dtype=torch.uint8)
+    with pytest.raises(ValueError, match="backend='triton' needs Triton"):
+        solver.least_penalty(counts, 3, Rules(), backend="triton")

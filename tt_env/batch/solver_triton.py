@@ -1,0 +1,171 @@
+"""The torch meld program's two inner steps as fused Triton kernels (the GPU's fast path).
+
+:mod:`tt_env.batch.solver`'s program moves a table of least values (state x naturals taken x
+wilds used, per hand) through each slot, suit by suit, with gathers and mins over large
+intermediate tensors: many kernel launches and several passes over memory per suit. Here each
+suit's move is one kernel and each slot's set pool is one kernel, with the same arithmetic:
+
+- :func:`suit_move`: ``out[d, m, u] = min`` over the moves ``(src, taken, wilds)`` into lane
+  state ``d`` of ``f[src, m - taken, u - wilds]``, where the suit holds ``taken`` naturals;
+- :func:`set_pool`: the slot's naturals left out of the lanes form its set, as ``_slot`` does.
+
+The moves come from the same plan (``solver._plan_arrays``), as lists per destination state.
+On a CPU the kernels run in Triton's interpreter (slow: the tests check the arithmetic with
+it); on CUDA they are compiled. Triton is optional: :func:`available` says whether it is there.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+
+import numpy as np
+import torch
+
+INF = 30000  # as solver._INF
+BLOCK_B = 64
+"""Hands per program (the batch is the innermost, contiguous dimension)."""
+
+
+def available() -> bool:
+    """Whether Triton can be imported (it is optional: the ``gpu`` extra)."""
+    return importlib.util.find_spec("triton") is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _kernels(interpret: bool):
+    """(suit_move, set_pool) kernels: compiled, or wrapped for the interpreter (CPU tensors)."""
+    import triton
+    import triton.language as tl
+
+    def suit_move_kernel(f_ptr, out_ptr, n_ptr, start_ptr, src_ptr, take_ptr, dw_ptr, b, stride_m,
+                         M: tl.constexpr, U: tl.constexpr, MU_P: tl.constexpr, FIRST: tl.constexpr,
+                         BLOCK: tl.constexpr):
+        d = tl.program_id(0)
+        offs_b = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+        in_b = offs_b < b
+        mu = tl.arange(0, MU_P)
+        m = mu // U
+        u = mu % U
+        in_mu = mu < M * U
+        naturals = tl.load(n_ptr + offs_b, mask=in_b, other=0)
+        acc = tl.full((MU_P, BLOCK), INF, tl.int16)
+        first = tl.load(start_ptr + d)
+        last = tl.load(start_ptr + d + 1)
+        for e in range(first, last):
+            src = tl.load(src_ptr + e)
+            take = tl.load(take_ptr + e)
+            dw = tl.load(dw_ptr + e)
+            m_src = m - take
+            u_src = u - dw
+            if FIRST:  # the slot's first suit reads the (S, U, B) table: nothing taken yet
+                ok_mu = in_mu & (m_src == 0) & (u_src >= 0)
+                row = src * U + u_src
+            else:
+                ok_mu = in_mu & (m_src >= 0) & (u_src >= 0)
+                row = src * (M * U) + m_src * U + u_src
+            ok = ok_mu[:, None] & (in_b & (naturals >= take))[None, :]
+            ptr = f_ptr + row.to(tl.int64)[:, None] * stride_m + offs_b[None, :]
+            acc = tl.minimum(acc, tl.load(ptr, mask=ok, other=INF))
+        out = out_ptr + (d * (M * U) + mu).to(tl.int64)[:, None] * stride_m + offs_b[None, :]
+        tl.store(out, acc, mask=in_mu[:, None] & in_b[None, :])
+
+    def set_pool_kernel(g_ptr, out_ptr, total_ptr, b, stride_m, value,
+                        M: tl.constexpr, U: tl.constexpr, U_P: tl.constexpr, FORCED: tl.constexpr,
+                        BLOCK: tl.constexpr):
+        s = tl.program_id(0)
+        offs_b = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+        in_b = offs_b < b
+        u = tl.arange(0, U_P)
+        in_u = u < U
+        total = tl.load(total_ptr + offs_b, mask=in_b, other=0)
+        res = tl.full((U_P, BLOCK), INF, tl.int32)
+        for j in tl.static_range(M):
+            base = (s * (M * U) + j * U + u).to(tl.int64)[:, None] * stride_m + offs_b[None, :]
+            ok = in_b[None, :]
+            x0 = tl.load(g_ptr + base, mask=in_u[:, None] & ok, other=INF).to(tl.int32)
+            pool = (total - j)[None, :]
+            if FORCED:
+                cand = tl.where(pool == 0, x0, INF)
+            else:
+                x1 = tl.load(g_ptr + base - stride_m, mask=(in_u & (u >= 1))[:, None] & ok, other=INF).to(tl.int32)
+                x2 = tl.load(g_ptr + base - 2 * stride_m, mask=(in_u & (u >= 2))[:, None] & ok,
+                             other=INF).to(tl.int32)
+                dead = tl.where(pool == 1, value, tl.where(pool == 2, 2 * value, 0))
+                as_set = tl.where(pool == 1, x2, tl.where(pool == 2, x1, INF))
+                cand = tl.minimum(x0 + dead, as_set)
+            res = tl.minimum(res, cand)
+        res = tl.minimum(res, INF)
+        out = out_ptr + (s * U + u).to(tl.int64)[:, None] * stride_m + offs_b[None, :]
+        tl.store(out, res.to(tl.int16), mask=in_u[:, None] & in_b[None, :])
+
+    if interpret:
+        from triton.runtime.interpreter import InterpretedFunction
+
+        return InterpretedFunction(suit_move_kernel), InterpretedFunction(set_pool_kernel)
+    return triton.jit(suit_move_kernel), triton.jit(set_pool_kernel)
+
+
+@functools.lru_cache(maxsize=None)
+def _moves(decks: int, max_lanes: int, device: torch.device) -> tuple[tuple[torch.Tensor, ...], ...]:
+    """Per suit: (start (S + 1,), src, taken, wilds) int32, the moves grouped by destination."""
+    from .solver import _plan_arrays
+
+    num_states, _, groups, _ = _plan_arrays(decks, max_lanes)
+    out = []
+    for suit_groups in groups:
+        edges = []
+        for m, dw, dst, src in suit_groups:
+            src = src.reshape(len(dst), -1)
+            for row, d in enumerate(dst):
+                edges += [(int(d), int(s), m, dw) for s in src[row] if s < num_states]
+        edges.sort()
+        arr = np.array(edges, dtype=np.int64).reshape(-1, 4)
+        start = np.searchsorted(arr[:, 0], np.arange(num_states + 1))
+        t = functools.partial(torch.as_tensor, dtype=torch.int32, device=device)
+        out.append((t(start), t(arr[:, 1]), t(arr[:, 2]), t(arr[:, 3])))
+    return tuple(out)
+
+
+def suit_moves(f: torch.Tensor, n: torch.Tensor, decks: int, max_lanes: int, m_dim: int) -> torch.Tensor:
+    """The four suits' moves at one slot: ``f`` (S, U, B) int16 -> (S, M, U, B) int16 (least value
+    per lane state, naturals of the slot taken by lanes and wilds used); ``n`` (4, B) int32."""
+    num_states, u_dim, b = f.shape
+    suit_move, _ = _kernels(f.device.type == "cpu")
+    moves = _moves(decks, max_lanes, f.device)
+    grid = (num_states, triton_cdiv(b, BLOCK_B))
+    mu_p = 1 << (m_dim * u_dim - 1).bit_length()
+    bufs = [torch.empty((num_states, m_dim, u_dim, b), dtype=torch.int16, device=f.device) for _ in range(2)]
+    src = f
+    for s in range(4):
+        start, edge_src, take, dw = moves[s]
+        out = bufs[s % 2]
+        suit_move[grid](src, out, n[s], start, edge_src, take, dw, b, b, M=m_dim, U=u_dim, MU_P=mu_p,
+                        FIRST=s == 0, BLOCK=BLOCK_B)
+        src = out
+    return src
+
+
+def set_pool(g: torch.Tensor, total: torch.Tensor, value: int, forced: bool) -> torch.Tensor:
+    """The slot's set: ``g`` (S, M, U, B) int16, ``total`` (B,) int32 naturals of the slot -> (S, U, B)."""
+    num_states, m_dim, u_dim, b = g.shape
+    _, pool = _kernels(g.device.type == "cpu")
+    result = torch.empty((num_states, u_dim, b), dtype=torch.int16, device=g.device)
+    u_p = max(2, 1 << (u_dim - 1).bit_length())
+    pool[(num_states, triton_cdiv(b, BLOCK_B))](g, result, total, b, b, int(value), M=m_dim, U=u_dim, U_P=u_p,
+                                                FORCED=bool(forced), BLOCK=BLOCK_B)
+    return result
+
+
+def slot(f: torch.Tensor, n: torch.Tensor, value: int, forced: bool, decks: int, max_lanes: int,
+         m_dim: int) -> torch.Tensor:
+    """One slot of the program (``solver._slot``): ``f`` (S, U, B) int16, ``n`` (4, B) naturals per
+    suit; returns (S, U, B) int16."""
+    n = n.to(torch.int32).contiguous()
+    g = suit_moves(f.contiguous(), n, decks, max_lanes, m_dim)
+    return set_pool(g, n.sum(0, dtype=torch.int32), value, forced)
+
+
+def triton_cdiv(a: int, b: int) -> int:
+    """Ceiling of ``a / b`` (grid sizes)."""
+    return -(-a // b)
