@@ -3,7 +3,7 @@
 # with no network (docs/batched-engine.md, ../shared/GPU.md). Wheels of the pure-Python packages
 # the machine lacks are in .whl/ (downloaded on the development machine). Figures go to $OUT.
 set -u
-OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
+OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"; SMOKE=/tmp/triton_smoke.txt
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 python3 setup.py build_ext --inplace -q >/dev/null 2>&1
@@ -12,7 +12,7 @@ python3 setup.py build_ext --inplace -q >/dev/null 2>&1
 # 0. the fused (Triton) solver against the plain tensor program on random hands; the engine's
 #    solver falls back to the plain program for the figures below if they differ
 SOLVER=auto
-timeout 60 python3 - <<'PY' 2>&1 | tail -8 | tee "$OUT/triton_smoke.txt" || true
+timeout 60 python3 - <<'PY' 2>&1 | tail -8 | tee "$SMOKE" | tee -a "$OUT/machine.txt" || true
 import torch
 from tt_env.batch.solver import least_penalty
 from tt_env.engine.rules import Rules
@@ -29,7 +29,7 @@ for rules in (Rules(), Rules(aces="high_or_low", meld_needs_natural=True), Rules
     print(f"decks={decks} aces={rules.aces} natural={rules.meld_needs_natural}: {int((ref != got).sum())} "
           f"mismatches in {b} hands")
 PY
-grep -q " 0 mismatches" "$OUT/triton_smoke.txt" && ! grep -q -E " [1-9][0-9]* mismatches" "$OUT/triton_smoke.txt" \
+grep -q " 0 mismatches" "$SMOKE" && ! grep -q -E " [1-9][0-9]* mismatches" "$SMOKE" \
     || SOLVER=torch
 echo "engine solver for the figures: $SOLVER" | tee -a "$OUT/machine.txt"
 # 1. the engine on CUDA equals the CPU's games and the scalar engine; no host sync inside step

@@ -40,7 +40,7 @@ def _kernels(interpret: bool):
 
     def suit_move_kernel(f_ptr, out_ptr, n_ptr, start_ptr, src_ptr, take_ptr, dw_ptr, b, stride_m,
                          M: tl.constexpr, U: tl.constexpr, MU_P: tl.constexpr, FIRST: tl.constexpr,
-                         BLOCK: tl.constexpr):
+                         BLOCK: tl.constexpr, INF: tl.constexpr):
         d = tl.program_id(0)
         offs_b = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
         in_b = offs_b < b
@@ -72,7 +72,7 @@ def _kernels(interpret: bool):
 
     def set_pool_kernel(g_ptr, out_ptr, total_ptr, b, stride_m, value,
                         M: tl.constexpr, U: tl.constexpr, U_P: tl.constexpr, FORCED: tl.constexpr,
-                        BLOCK: tl.constexpr):
+                        BLOCK: tl.constexpr, INF: tl.constexpr):
         s = tl.program_id(0)
         offs_b = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
         in_b = offs_b < b
@@ -141,7 +141,7 @@ def suit_moves(f: torch.Tensor, n: torch.Tensor, decks: int, max_lanes: int, m_d
         start, edge_src, take, dw = moves[s]
         out = bufs[s % 2]
         suit_move[grid](src, out, n[s], start, edge_src, take, dw, b, b, M=m_dim, U=u_dim, MU_P=mu_p,
-                        FIRST=s == 0, BLOCK=BLOCK_B)
+                        FIRST=s == 0, BLOCK=BLOCK_B, INF=INF)
         src = out
     return src
 
@@ -153,7 +153,7 @@ def set_pool(g: torch.Tensor, total: torch.Tensor, value: int, forced: bool) -> 
     result = torch.empty((num_states, u_dim, b), dtype=torch.int16, device=g.device)
     u_p = max(2, 1 << (u_dim - 1).bit_length())
     pool[(num_states, triton_cdiv(b, BLOCK_B))](g, result, total, b, b, int(value), M=m_dim, U=u_dim, U_P=u_p,
-                                                FORCED=bool(forced), BLOCK=BLOCK_B)
+                                                FORCED=bool(forced), BLOCK=BLOCK_B, INF=INF)
     return result
 
 
