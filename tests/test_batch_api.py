@@ -152,3 +152,44 @@ def test_a_hand_of_only_the_card_just_taken_may_discard_it() -> None:
 def test_unknown_solver_backend_is_refused() -> None:
     with pytest.raises(ValueError, match=r"solver='fast' is not allowed: use one of \['auto', 'torch', 'triton', 'c'\]"):
         BatchGame(Rules(), 2, solver="fast")
+
+
+@pytest.mark.parametrize("autoreset", [True, False])
+def test_lockstep_phase_follows_every_table(autoreset: bool) -> None:
+    """The phase the engine assumes on the host (to skip what no table needs) is every playing
+    table's phase, through round ends, game ends and restarts."""
+    rules = Rules(num_players=3, rounds=(1, 2), max_turns_per_round=7)
+    game = BatchGame(rules, 32, seed=4, autoreset=autoreset, check_actions=autoreset)  # finished tables: any action
+    ts = game.reset()
+    gen = torch.Generator().manual_seed(4)
+    ended = 0
+    for _ in range(120):
+        live = ~game.state.game_over
+        assert game._lockstep_phase is not None
+        assert bool((game.state.phase[live] == game._lockstep_phase).all())
+        if not bool(live.any()):
+            break
+        pick = torch.where(ts.action_mask, torch.rand(ts.action_mask.shape, generator=gen), -1.0).argmax(1)
+        ts = game.step(torch.where(live, pick, 0))
+        ended += int(ts.round_over.sum())
+    assert ended > 32
+
+
+def test_lockstep_ends_when_tables_move_apart() -> None:
+    rules = Rules(rounds=(1, 2))
+    game = BatchGame(rules, 4, seed=1)
+    ts = game.reset()
+    first = ts.action_mask.float().argmax(1)
+    game.step(first, active=torch.tensor([True, False, True, True]))
+    assert game._lockstep_phase is None
+    game.reset()
+    assert game._lockstep_phase == 0
+    game.reset_tables(torch.tensor([True, False, False, False]))
+    assert game._lockstep_phase == 0  # a new game starts with a draw, like the others
+    ts = game.step(game.reset().action_mask.float().argmax(1))
+    assert game._lockstep_phase == 1
+    game.reset_tables(torch.tensor([True, False, False, False]))
+    assert game._lockstep_phase is None
+    game.reset()
+    game.from_game_states([game.to_game_state(i) for i in range(4)])
+    assert game._lockstep_phase is None

@@ -116,6 +116,9 @@ class BatchGame:
         self._seed32 = seed_words(seed)
         self.state = BatchState.empty(num_tables, self.num_players, self.shoe_size, self.device)
         self._mask: torch.Tensor | None = None
+        self._lockstep_phase: int | None = None
+        """0 or 1 when every table still playing is known (on the host, without reading a tensor)
+        to be in that phase, else None: see :meth:`step`."""
 
     # ------------------------------------------------------------------ public calls
     def reset(self, seed: int | None = None) -> TimeStep:
@@ -124,6 +127,7 @@ class BatchGame:
             self._seed32 = seed_words(seed)
             self.state.counter.zero_()
         self.state = self._new_games(self.state, self._rows)
+        self._lockstep_phase = 0
         zeros = torch.zeros(self.num_tables, self.num_players, device=self.device)
         flags = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
         return self._timestep(zeros, flags, flags, self.state.scores.clone(), zeros.long(), None)
@@ -135,8 +139,19 @@ class BatchGame:
         ``active`` ((B,) bool) limits the step to some tables (the others stay as they are and
         their actions are ignored): multi-agent loops step only the tables waiting on one agent.
         ``final_seat`` ((B,) seats) picks whose view a finished game's ``final_observation`` is
-        (default: the seat that made the last move)."""
+        (default: the seat that made the last move).
+
+        Tables stepped together stay in lockstep: every table still playing draws, then
+        discards (a round, and a game, end on a discard and the next starts with a draw). The
+        engine follows that on the host after ``reset()`` while every step moves every table
+        (``active=None``), and skips the parts of a step no table needs: the go-out check and
+        the round's end on a draw step, the reshuffle on a discard step. (They are selects on
+        the every-row path, so this halves a GPU step's solving.) ``active``,
+        ``reset_tables`` of tables that are discarding, and ``from_game_states`` end the
+        lockstep until the next ``reset()``."""
         actions = self._checked(actions, active)
+        lockstep = self._lockstep_phase if active is None else None
+        self._lockstep_phase = None if lockstep is None else 1 - lockstep
         s = self.state
         rows, n = self._rows, self.num_players
         seat = s.current
@@ -155,7 +170,8 @@ class BatchGame:
 
         # draw from the stock: the top discard is passed over; an empty stock is refilled first
         _add(s.passed, at_seat + top0, stock_draw & (top >= 0))
-        self._on_rows(stock_draw & (s.stock_len == 0), self._reshuffle)
+        if lockstep != 1:  # someone may be drawing
+            self._on_rows(stock_draw & (s.stock_len == 0), self._reshuffle)
         drawn = s.stock.gather(1, (s.stock_len - 1).clamp(min=0).unsqueeze(1)).squeeze(1)
         s.stock_len -= stock_draw.long()
         # take the top of the discard pile
@@ -180,7 +196,10 @@ class BatchGame:
 
         # going out: the first discard that leaves a fully melded hand
         checking = discard & (s.went_out < 0)
-        zero = self._penalty_is_zero(checking, seat, discard)
+        if lockstep == 0:  # nobody discards: nobody goes out, no round ends
+            zero = torch.zeros_like(checking)
+        else:
+            zero = self._penalty_is_zero(checking, seat, discard)
         went_now = torch.where(checking & zero, seat, -1)
         s.went_out = torch.where(went_now >= 0, seat, s.went_out)
         nxt = (seat + 1) % n
@@ -190,12 +209,13 @@ class BatchGame:
 
         points = torch.zeros(self.num_tables, n, dtype=torch.int64, device=self.device)
         ended_round = torch.where(ends, self._round_number(s), 0)
-        self._on_rows(ends, self._end_round, points)
+        if lockstep != 0:
+            self._on_rows(ends, self._end_round, points)
         scores = s.scores.clone()
         over = ends & s.game_over
         rewards = self._rewards(points, ends, over)
         final = None
-        if self.autoreset:
+        if self.autoreset and lockstep != 0:
             final = self._final_observations(over, final_seat)
             self._on_rows(over, self._new_games_inplace)
         return self._timestep(rewards, ends, over, scores, points, final, went_now, ended_round)
@@ -217,6 +237,7 @@ class BatchGame:
         from .bridge import load_game_states
 
         load_game_states(self, states)
+        self._lockstep_phase = None
         if self._cached_scoring:
             self._solve_every_hand()
         zeros = torch.zeros(self.num_tables, self.num_players, device=self.device)
@@ -233,6 +254,8 @@ class BatchGame:
         if mask.shape != (self.num_tables,):
             raise ValueError(f"mask must have shape ({self.num_tables},), got {tuple(mask.shape)}")
         self._on_rows(mask, self._new_games_inplace)
+        if self._lockstep_phase != 0:  # a new game starts in the draw phase
+            self._lockstep_phase = None
         zeros = torch.zeros(self.num_tables, self.num_players, device=self.device)
         flags = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
         return self._timestep(zeros, flags, flags, self.state.scores.clone(), zeros.long(), None)
