@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from training.config import ConfigError, SB3Config, SelfPlayConfig, apply_overrides, load_config
+from training.common.config import ConfigError, SB3Config, SelfPlayConfig, apply_overrides, load_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -362,7 +362,7 @@ def test_messages_name_the_key_the_value_and_what_is_allowed(cls, override, mess
 
 
 def test_the_run_folder_flags():
-    from training.config import config_arg_parser
+    from training.common.config import config_arg_parser
 
     parser = config_arg_parser("d", SelfPlayConfig, run_folder=True)
     assert parser.parse_args(["--resume"]).resume and parser.parse_args(["--overwrite"]).overwrite

@@ -62,7 +62,7 @@ def test_python_m_tt_env_replay_still_runs() -> None:
 
 
 MOVED_NAMES = [  # a name moved out of a module that stays: still importable there, without a warning
-    ("training.selfplay", "training.selfplay_tables", ["Table", "SelfPlay", "LEARNER"]),
+    ("training.selfplay", "training.ppo.selfplay_tables", ["Table", "SelfPlay", "LEARNER"]),
     ("tt_env.engine.melds_py", "tt_env.engine.meld_inputs", ["check_input", "check_cards", "MAX_CARDS", "ALL_DRAWS"]),
 ]
 

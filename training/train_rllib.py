@@ -11,14 +11,14 @@ then the four direct flags ``--iterations``, ``--env-runners``, ``--address``, `
 resolved config is written to ``OUT/config.yaml``.
 
 What runs: RLlib's default API stack (RLModule, Learner, EnvRunners, connectors); our AEC env
-through RLlib's PettingZoo wrapper (``training/rllib_env.py``); one shared masked policy for every
-seat (``training/rllib_masking.py``), optionally facing fixed opponents from ``tt_env.agents`` in
+through RLlib's PettingZoo wrapper (``training/rllib/env.py``); one shared masked policy for every
+seat (``training/rllib/masking.py``), optionally facing fixed opponents from ``tt_env.agents`` in
 a share of the episodes (``opponent_mix``). A crashed env runner fails the run (RLlib's default is
 to restart it and carry on, possibly sampling nothing), and an iteration that sampled no step is
 an error. Every ``export_every`` iterations and at the end, the policy is exported to our
 checkpoint format: ``OUT/iter_NNNNNN.pt`` and ``OUT/final.pt``, each with its ``.json``.
 
-Files: ``OUT/run.lock`` while the run lives (``training.run_lock``: a second run into the same
+Files: ``OUT/run.lock`` while the run lives (``training.common.run_lock``: a second run into the same
 folder is refused meanwhile); ``OUT/config.yaml``; ``OUT/metrics.jsonl``, one line per iteration (sampled env steps,
 seconds, steps per second, episodes ended, mean episode length, and the mean return summed over
 the seats the shared policy held, which is 0 in zero-sum self-play); the checkpoints;
@@ -40,9 +40,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.config import (MAX_ROLLOUT, RUN_NAME, ConfigError, check_network_size, config_arg_parser, dump_config,
+from training.common.config import (MAX_ROLLOUT, RUN_NAME, ConfigError, check_network_size, config_arg_parser, dump_config,
                              load_config)
-from training.run_lock import RunFolderError, RunLock
+from training.common.run_lock import RunFolderError, RunLock
 from tt_env import jsonio
 from tt_env.cli_checks import output_dir_problem
 from tt_env.engine.rules import Rules
@@ -208,8 +208,8 @@ def build_config(cfg: RLlibConfig, run_path: Path) -> Any:
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from training.rllib_env import LEARNER_POLICY, SeatPolicyMapping, ThreeThirteenRLlibEnv, fixed_policy_id
-    from training.rllib_masking import FixedAgentModule, MaskedPPOModule
+    from training.rllib.env import LEARNER_POLICY, SeatPolicyMapping, ThreeThirteenRLlibEnv, fixed_policy_id
+    from training.rllib.masking import FixedAgentModule, MaskedPPOModule
 
     rules = cfg.train_rules().to_dict()
     env_config = {"num_players": cfg.num_players, "reward_mode": cfg.reward_mode, "rules": dict(cfg.rules),
@@ -243,8 +243,8 @@ def build_config(cfg: RLlibConfig, run_path: Path) -> Any:
 
 def export(algo: Any, cfg: RLlibConfig, path: Path, iteration: int, env_steps: int) -> Path:
     """Export the learner's shared policy as our checkpoint ``path`` (see ``training/rllib_export``)."""
-    from training.rllib_env import LEARNER_POLICY
-    from training.rllib_export import export_policy
+    from training.rllib.env import LEARNER_POLICY
+    from training.rllib.export import export_policy
 
     state = algo.learner_group.get_weights([LEARNER_POLICY])[LEARNER_POLICY]
     return export_policy(state, path, network=cfg.network, network_kwargs=cfg.full_network_kwargs(),
@@ -271,7 +271,7 @@ def _number(x: Any) -> float | None:
 def train(cfg: RLlibConfig) -> dict[str, Any]:
     """Run ``cfg.iterations`` PPO iterations and export; returns a summary (steps, times, paths).
 
-    The run holds its folder's lock (``training.run_lock``) throughout: a second run into the
+    The run holds its folder's lock (``training.common.run_lock``) throughout: a second run into the
     same folder while this one lives is refused, naming this one.
     """
     import torch
