@@ -36,33 +36,37 @@ import os
 import secrets
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.common.config import (MAX_ROLLOUT, RUN_NAME, ConfigError, check_network_size, config_arg_parser, dump_config,
-                             load_config)
+from training.common.config import (MAX_ROLLOUT, RUN_NAME, ConfigError, RunConfig, check_network_size, config_arg_parser,
+                                 dump_config, load_config)
 from training.common.run_lock import RunFolderError, RunLock
 from tt_env import jsonio
 from tt_env.cli_checks import output_dir_problem
-from tt_env.engine.rules import Rules
 
 MAX_TEMP_DIR_LEN = 40  # Ray's socket paths (temp dir + ~65 chars) must fit in 107 characters
 
 
 @dataclass
-class RLlibConfig:
-    """``training/train_rllib.py``: PPO on Ray RLlib, one shared policy for every seat."""
+class RLlibConfig(RunConfig):
+    """``training/train_rllib.py``: PPO on Ray RLlib, one shared policy for every seat.
+
+    The keys every trainer has (``name``, ``run_dir``, ``seed``, ``num_players``, ``rules``,
+    ``reward_mode``, ``num_envs``, ``learning_rate``, ``gamma``, ``gae_lambda``, ``ent_coef``,
+    ``torch_threads``) come from :class:`training.common.config.RunConfig`; RLlib's own follow.
+    The step budget, evaluations, device and saves of the PPO trainers' ``BaseConfig`` are not
+    keys here: RLlib trains ``iterations``, exports every ``export_every`` and stays on the CPU.
+    ``torch_threads`` are the driver's (the learner and, with 0 env runners, the sampler); Ray
+    gives each EnvRunner one thread (``OMP_NUM_THREADS=1``).
+    """
 
     name: str = "rllib"
-    run_dir: str = "runs"
+    num_envs: int = 4
+    """Environments stepped together by each EnvRunner (one batched forward pass for all)."""
     out: str | None = None
     """Run folder (``--out``); None: ``<run_dir>/<name>``."""
-    seed: int = 1
-    num_players: int = 2
-    rules: dict = field(default_factory=dict)
-    """Rule options of the training games (e.g. ``rounds: [11]``)."""
-    reward_mode: str = "relative"
     network: str = "mlp"
     """A network of ``models.networks`` (``mlp``; ``cardnet`` works but computes its features on the CPU)."""
     network_kwargs: dict = field(default_factory=lambda: {"hidden_sizes": [128, 128]})
@@ -70,8 +74,6 @@ class RLlibConfig:
     """Training iterations; each samples ``train_batch_size`` env steps, then updates."""
     env_runners: int = 0
     """Remote EnvRunner actors (0: sample in the driver process)."""
-    num_envs: int = 4
-    """Environments stepped together by each EnvRunner (one batched forward pass for all)."""
     address: str | None = None
     """Ray cluster to join (``auto`` or ``host:port``); None: a local Ray, stopped at the end."""
     num_cpus: int | None = None
@@ -85,16 +87,9 @@ class RLlibConfig:
     train_batch_size: int = 4000
     minibatch_size: int = 256
     update_epochs: int = 4
-    learning_rate: float = 3e-4
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    ent_coef: float = 0.01
     clip_coef: float = 0.2
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
-    torch_threads: int = 1
-    """Torch threads of the driver (the learner and, with 0 env runners, the sampler); Ray gives
-    each EnvRunner one thread (``OMP_NUM_THREADS=1``)."""
     fail_at_step: int | None = None
     """For tests: every environment raises at this step (the run must fail)."""
 
@@ -147,11 +142,6 @@ class RLlibConfig:
                 if name not in known and not Path(name).is_file():
                     raise ConfigError(f"opponents: {name!r} is neither a registered agent {known} nor a file")
 
-    def train_rules(self) -> Rules:
-        if "num_players" in self.rules:
-            raise ConfigError("rules: set num_players at the top level, not inside rules")
-        return Rules.from_dict({**self.rules, "num_players": self.num_players})
-
     def full_network_kwargs(self) -> dict[str, Any]:
         """``network_kwargs`` completed with the player count (and, for ``cardnet``, the rules it needs)."""
         kwargs = {**self.network_kwargs, "num_players": self.num_players}
@@ -164,9 +154,6 @@ class RLlibConfig:
     @property
     def run_path(self) -> Path:
         return Path(self.out) if self.out else Path(self.run_dir) / self.name
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 # ================================================================================ Ray and RLlib

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from training.config_files import resolve_config
+from training.common.config_files import resolve_config
 from tt_env.cli_checks import CommandParser
 from tt_env.engine.rules import Rules
 
@@ -35,8 +35,9 @@ class ConfigError(ValueError):
 
 
 @dataclass
-class BaseConfig:
-    """Fields shared by the training scripts."""
+class RunConfig:
+    """The keys every trainer has, ``training/train_rllib.py``'s ``RLlibConfig`` included: each is
+    declared once, here. A trainer's config may give one of them another default."""
 
     name: str = "run"
     """Run name: everything is written under ``<run_dir>/<name>/``."""
@@ -46,22 +47,38 @@ class BaseConfig:
     rules: dict = field(default_factory=dict)
     """Rule options for training games (e.g. ``rounds: [9, 10, 11]``); evaluation plays full games."""
     reward_mode: str = "relative"
-    total_steps: int = 200_000
-    """Learner environment steps (decisions) to train for."""
     num_envs: int = 8
     learning_rate: float = 3e-4
     gamma: float = 0.99
     gae_lambda: float = 0.95
     ent_coef: float = 0.01
+    torch_threads: int = 1
+
+    def train_rules(self) -> Rules:
+        """Rules of the training games (an unknown option is refused with the allowed ones)."""
+        if "num_players" in self.rules:
+            raise ConfigError("rules: set num_players at the top level, not inside rules")
+        return Rules.from_dict({**self.rules, "num_players": self.num_players})
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class BaseConfig(RunConfig):
+    """Fields shared by the PPO trainers (ours, batched and SB3's): those of :class:`RunConfig`
+    plus the step budget, the evaluations, the device and the saves."""
+
+    total_steps: int = 200_000
+    """Learner environment steps (decisions) to train for."""
     eval_every: int = 50_000
     """Learner steps between evaluations (0: only at the end)."""
     eval_deals: int = 50
     """Duplicate deals per evaluation opponent (each deal is played once per seating)."""
     eval_opponents: list = field(default_factory=lambda: ["random-v0", "greedy-v0"])
-    torch_threads: int = 1
     device: str = "auto"
     """``auto`` (CUDA when ``torch.cuda.is_available()``, else CPU), ``cpu``, ``cuda`` or ``cuda:K``: where
-    the network and its update run (``training.device``; what holds on CUDA: ``docs/devices.md``)."""
+    the network and its update run (``training.common.device``; what holds on CUDA: ``docs/devices.md``)."""
     progress: bool = True
     save_every: int = 20_000
     """Learner steps between saves of ``checkpoints/latest.pt`` (the state ``--resume`` continues
@@ -88,7 +105,7 @@ class BaseConfig:
             if hasattr(self, key):
                 value = getattr(self, key)
                 _check(1 <= value <= high, key, value, f"an int from 1 to {high}")
-        from training.device import check_device
+        from training.common.device import check_device
 
         check_device(self.device)
         for key in ("eval_every", "save_every"):
@@ -112,20 +129,9 @@ class BaseConfig:
         for name in self.eval_opponents:
             _check(isinstance(name, str) and name in known, "eval_opponents", name, f"registered agents {known}")
 
-    def train_rules(self) -> Rules:
-        """Rules of the training games."""
-        options = dict(self.rules)
-        if "num_players" in options:
-            raise ConfigError("rules: set num_players at the top level, not inside rules")
-        return Rules(num_players=self.num_players, **options)
-
     def eval_rules(self) -> Rules:
         """Rules of the evaluation games: the training rules over every round."""
         return dataclasses.replace(self.train_rules(), rounds=tuple(range(1, 12)))
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
 
 @dataclass
 class SelfPlayConfig(BaseConfig):
@@ -354,7 +360,7 @@ def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | No
     data: dict[str, Any] = {}
     if path is not None:
         try:
-            path = resolve_config(path)  # a file, or a shipped config's name (training/config_files.py)
+            path = resolve_config(path)  # a file, or a shipped config's name (training/common/config_files.py)
         except FileNotFoundError as exc:
             raise ConfigError(str(exc)) from None
         try:
