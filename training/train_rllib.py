@@ -229,7 +229,7 @@ def build_config(cfg: RLlibConfig, run_path: Path) -> Any:
 
 
 def export(algo: Any, cfg: RLlibConfig, path: Path, iteration: int, env_steps: int) -> Path:
-    """Export the learner's shared policy as our checkpoint ``path`` (see ``training/rllib_export``)."""
+    """Export the learner's shared policy as our checkpoint ``path`` (see ``training/rllib/export.py``)."""
     from training.rllib.env import LEARNER_POLICY
     from training.rllib.export import export_policy
 
