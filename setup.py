@@ -31,7 +31,7 @@ class BuildPyWithConfigs(build_py):
 
     The repository keeps the configs at the top (``--config configs/x.yaml`` in a checkout);
     an installed package finds them as package data of ``training`` through
-    ``importlib.resources`` (``training/config_files.py``), from any directory. An editable
+    ``importlib.resources`` (``training/common/config_files.py``), from any directory. An editable
     install reads the checkout's ``configs/`` instead, so it is left out there.
     """
 

@@ -8,7 +8,7 @@ Each algorithm (``training.baselines.ALGOS``: our PPO, sb3-contrib MaskablePPO, 
 OpenSpiel DQN and NFSP, RLCard DMC and DQN, Tianshou DQN) trains for the same number of
 environment steps (one decision of a policy being trained; ``training/baselines/common.py``)
 with each seed, and is evaluated at ``eval_points`` evenly spaced steps against ``random-v0``,
-``greedy-v0`` and ``expert-v0`` in duplicate games (``training.run_utils.evaluate_agent``, full
+``greedy-v0`` and ``expert-v0`` in duplicate games (``training.common.run_utils.evaluate_agent``, full
 11-round games). Hyperparameters and the budget live in ``configs/baselines.yaml``.
 
 Writes ``OUT/baselines.json`` (config, seeds, versions, every run's wall and learning time,
@@ -37,7 +37,7 @@ from training.baselines.common import STEP_DEFINITION, TIME_DEFINITION  # noqa: 
 from training.baselines.config import FROZEN, BaselinesConfig, check_hyperparameters  # noqa: E402
 from training.baselines.report import load_results, machine, plot, summarize, table, versions  # noqa: E402
 from training.baselines.runner import result_path, run_name, run_one  # noqa: E402
-from training.config import ConfigError, load_config  # noqa: E402
+from training.common.config import ConfigError, load_config  # noqa: E402
 from tt_env import jsonio  # noqa: E402
 from tt_env.cli_checks import CommandParser  # noqa: E402
 

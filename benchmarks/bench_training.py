@@ -93,7 +93,7 @@ def bench_rlcard(steps: int, seed: int) -> float:
 
 
 def bench_selfplay(steps: int, seed: int, tmp: str, threads: int = 1) -> float:
-    from training.config import SelfPlayConfig, load_config
+    from training.common.config import SelfPlayConfig, load_config
     from training.selfplay import train
 
     cfg = load_config(SelfPlayConfig, ROOT / "configs" / "selfplay_default.yaml",
@@ -106,7 +106,7 @@ def bench_selfplay(steps: int, seed: int, tmp: str, threads: int = 1) -> float:
 def batch_overrides(steps: int, seed: int, tmp: str, tables: int, table_steps: int, device: str,
                     threads: int) -> list[str]:
     """``--set`` items that make ``training/batch_ppo.py`` train like ``configs/selfplay_default.yaml``."""
-    from training.config import SelfPlayConfig, load_config
+    from training.common.config import SelfPlayConfig, load_config
 
     sp = load_config(SelfPlayConfig, ROOT / "configs" / "selfplay_default.yaml")
     rest = 1.0 - sp.selfplay_prob
@@ -126,16 +126,16 @@ def batch_overrides(steps: int, seed: int, tmp: str, tables: int, table_steps: i
 
 def bench_batch_ppo(steps: int, seed: int, tmp: str, tables: int, table_steps: int, device: str,
                     threads: int) -> float:
-    from training.batch_config import BatchPPOConfig
+    from training.ppo.batch_config import BatchPPOConfig
     from training.batch_ppo import train
-    from training.config import load_config
+    from training.common.config import load_config
 
     cfg = load_config(BatchPPOConfig, None, batch_overrides(steps, seed, tmp, tables, table_steps, device, threads))
     return float(train(cfg, overwrite=True).learn_sps)
 
 
 def bench_sb3(steps: int, seed: int, tmp: str) -> float:
-    from training.config import SB3Config, load_config
+    from training.common.config import SB3Config, load_config
     from training.train_sb3 import train
 
     cfg = load_config(SB3Config, ROOT / "configs" / "sb3_default.yaml",

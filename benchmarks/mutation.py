@@ -30,10 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MODULES: dict[str, list[str]] = {
     "training/ship.py": ["tests/test_ship.py"],
-    "training/config.py": ["tests/test_config.py"],
-    "training/resume.py": ["tests/test_resume.py", "tests/test_resume_state.py"],
-    "training/run_utils.py": ["tests/test_resume.py", "tests/test_run_lock.py", "tests/test_resume_state.py"],
-    "training/run_lock.py": ["tests/test_run_lock.py", "tests/test_lock_and_json_survivors.py"],
+    "training/common/config.py": ["tests/test_config.py"],
+    "training/common/resume.py": ["tests/test_resume.py", "tests/test_resume_state.py"],
+    "training/common/run_utils.py": ["tests/test_resume.py", "tests/test_run_lock.py", "tests/test_resume_state.py"],
+    "training/common/run_lock.py": ["tests/test_run_lock.py", "tests/test_lock_and_json_survivors.py"],
     "tt_env/evaluation/leaderboard.py": ["tests/test_leaderboard.py", "tests/test_oracle_pipeline.py"],
     "models/checkpoint.py": ["tests/test_checkpoint.py", "tests/test_checkpoint_atomic.py"],
     "models/sb3_zip.py": ["tests/test_sb3_zip.py", "tests/test_sb3_refusals.py"],

@@ -5,7 +5,7 @@ Two architectures, both usable for any player count (the observation layout is
 
 * :class:`MLPPolicy`: separate actor and critic MLPs (Tanh) on the flat observation. Its
   ``state_dict`` keys (``actor.0.weight`` ... ``critic.4.bias``) match SB3's
-  ``MlpPolicy`` layers, and the RLlib module (``training/rllib_masking.py``) wraps it directly.
+  ``MlpPolicy`` layers, and the RLlib module (``training/rllib/masking.py``) wraps it directly.
 * :class:`CardNet`: uses the card structure. Every 52-card block of the observation becomes
   a suit-by-rank ``(4, 13)`` plane; convolutions along the rank axis see runs, means over the
   suit axis see sets, and the discard logits come out per card from the same weights, so

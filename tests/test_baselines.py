@@ -15,7 +15,7 @@ from training.baselines import ALGOS, missing_modules
 from training.baselines.common import RunContext, ScoreAgent
 from training.baselines.config import BaselinesConfig, check_hyperparameters
 from training.baselines.report import summarize, t_interval
-from training.config import ConfigError, load_config
+from training.common.config import ConfigError, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "baselines.py"

@@ -23,7 +23,7 @@ def cli():
 def plain_run(out: Path) -> Path:
     """A folder as an interrupted baselines run leaves it."""
     from training.baselines.config import BaselinesConfig
-    from training.config import load_config
+    from training.common.config import load_config
 
     (out / "results").mkdir(parents=True)
     (out / "runs" / "ppo-seed0").mkdir(parents=True)

@@ -12,7 +12,7 @@ import pytest
 from test_baselines import SMOKE, benchmark_cli
 from training.baselines import runner
 from training.baselines.config import BaselinesConfig
-from training.config import load_config
+from training.common.config import load_config
 
 
 @dataclass
@@ -49,7 +49,7 @@ class FakeTrainer:
 def fake_frameworks(monkeypatch):
     FakeTrainer.made = []
     monkeypatch.setattr(runner, "make_trainer", FakeTrainer)
-    monkeypatch.setattr("training.run_utils.evaluate_agent",
+    monkeypatch.setattr("training.common.run_utils.evaluate_agent",
                         lambda agent, opponents, rules, deals, seed, batch_size: [FakeResult(o) for o in opponents])
     return FakeTrainer
 

@@ -13,12 +13,12 @@ import torch
 from models.agent_loader import load_agent
 from models.networks import MLPPolicy
 from training import batch_ppo
-from training.batch_collect import BatchTables, policy_step
-from training.batch_config import BatchPPOConfig
-from training.batch_rollout import Trajectories
-from training.config import ConfigError, load_config
-from training.resume import TENSORS
-from training.run_utils import RunExistsError
+from training.ppo.batch_collect import BatchTables, policy_step
+from training.ppo.batch_config import BatchPPOConfig
+from training.ppo.batch_rollout import Trajectories
+from training.common.config import ConfigError, load_config
+from training.common.resume import TENSORS
+from training.common.run_utils import RunExistsError
 from tt_env import three_thirteen_v0
 from tt_env.agents import make_agent
 from tt_env.engine.rules import Rules

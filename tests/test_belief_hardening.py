@@ -19,7 +19,7 @@ from models.belief import Belief, load_belief, save_belief  # noqa: E402
 from models.belief_net import BeliefNet  # noqa: E402
 from models.checkpoint import CheckpointError  # noqa: E402
 from training import belief_data, belief_eval, train_belief  # noqa: E402
-from training.npz_data import save_npz  # noqa: E402
+from training.data.npz import save_npz  # noqa: E402
 from tt_env.engine.rules import Rules  # noqa: E402
 
 AGENTS = ["--agents", "expert-v0", "greedy-v0"]

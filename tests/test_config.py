@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from training.config import ConfigError, SB3Config, SelfPlayConfig, apply_overrides, load_config
+from training.common.config import ConfigError, SB3Config, SelfPlayConfig, apply_overrides, load_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -362,7 +362,7 @@ def test_messages_name_the_key_the_value_and_what_is_allowed(cls, override, mess
 
 
 def test_the_run_folder_flags():
-    from training.config import config_arg_parser
+    from training.common.config import config_arg_parser
 
     parser = config_arg_parser("d", SelfPlayConfig, run_folder=True)
     assert parser.parse_args(["--resume"]).resume and parser.parse_args(["--overwrite"]).overwrite
@@ -371,3 +371,38 @@ def test_the_run_folder_flags():
     with pytest.raises(SystemExit):
         parser.parse_args(["--resume", "--overwrite"])
     assert not hasattr(config_arg_parser("d", SelfPlayConfig).parse_args([]), "resume")
+
+
+# ---------------------------------------------------------------- one declaration per shared key (issue 24)
+def test_every_trainer_config_takes_the_shared_keys_from_run_config() -> None:
+    import ast
+    import dataclasses
+
+    from training.common.config import BaseConfig, RunConfig
+    from training.train_rllib import RLlibConfig
+
+    shared = [f.name for f in dataclasses.fields(RunConfig)]
+    for cls in (BaseConfig, SelfPlayConfig, SB3Config, RLlibConfig):
+        assert issubclass(cls, RunConfig)
+        assert [f.name for f in dataclasses.fields(cls)][:len(shared)] == shared, cls
+    # RLlib gives two of them its own default and declares none of the others again
+    source = Path(__file__).resolve().parent.parent / "training" / "train_rllib.py"
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "RLlibConfig").body
+    declared = {n.target.id for n in body if isinstance(n, ast.AnnAssign)}
+    assert declared & set(shared) == {"name", "num_envs"}
+    assert (RLlibConfig().name, RLlibConfig().num_envs, RunConfig().num_envs) == ("rllib", 4, 8)
+
+
+def test_rllib_refuses_the_ppo_trainers_keys_naming_its_own() -> None:
+    from training.common.config import from_dict
+    from training.train_rllib import RLlibConfig
+
+    for key, value in (("total_steps", 1000), ("device", "cpu"), ("eval_every", 0)):
+        with pytest.raises(ConfigError, match=rf"unknown config key\(s\) \['{key}'\]: allowed are \[.*'iterations'"):
+            from_dict(RLlibConfig, {key: value})
+
+
+def test_an_unknown_rule_option_names_the_allowed_ones() -> None:
+    with pytest.raises(ConfigError, match=r"rules: unknown rule option\(s\) \['jokers'\]: allowed options are"):
+        SelfPlayConfig(rules={"jokers": True}).validate()

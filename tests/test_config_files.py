@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from training import config_files
-from training.config_files import config_dir, resolve_config, shipped_config, shipped_configs
+from training.common import config_files
+from training.common.config_files import config_dir, resolve_config, shipped_config, shipped_configs
 
 ROOT = Path(__file__).resolve().parents[1]
 REPO_CONFIGS = sorted(p.stem for p in (ROOT / "configs").glob("*.yaml"))
@@ -59,8 +59,8 @@ def test_an_installed_package_reads_its_own_configs_folder(tmp_path, monkeypatch
 def test_every_shipped_config_loads_by_name_from_another_directory(name, tmp_path, monkeypatch):
     pytest.importorskip("yaml")
     from training.baselines.config import BaselinesConfig
-    from training.batch_config import BatchPPOConfig
-    from training.config import SB3Config, SelfPlayConfig, load_config
+    from training.ppo.batch_config import BatchPPOConfig
+    from training.common.config import SB3Config, SelfPlayConfig, load_config
     from training.train_rllib import RLlibConfig
 
     monkeypatch.chdir(tmp_path)

@@ -1,6 +1,6 @@
 """A device for every trainer (issue 23, part 1): ``device: auto | cpu | cuda[:k]`` and ``--device``.
 
-One helper (``training.device``) parses, checks and resolves the value, so every trainer gives
+One helper (``training.common.device``) parses, checks and resolves the value, so every trainer gives
 the same message for a bad value or a missing CUDA device (one line, exit status 2). Each
 trainer's quick path runs with ``--device cpu`` and ``--device auto`` on tiny settings; on a
 machine without a GPU, ``--device cuda`` is refused before anything is written. These tests
@@ -18,11 +18,11 @@ import pytest
 import torch
 
 from training import batch_ppo, imitate, main_job, selfplay, train_belief, train_sb3
-from training.batch_config import BatchPPOConfig
-from training.config import ConfigError, SB3Config, SelfPlayConfig, load_config
-from training.device import (check_device, check_resume_device, cuda_rng_state, resolve_device, restore_cuda_rng,
+from training.ppo.batch_config import BatchPPOConfig
+from training.common.config import ConfigError, SB3Config, SelfPlayConfig, load_config
+from training.common.device import (check_device, check_resume_device, cuda_rng_state, resolve_device, restore_cuda_rng,
                              to_cpu)
-from training.resume import STATE, TENSORS
+from training.common.resume import STATE, TENSORS
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = "device='gpu' is not allowed: use auto, cpu, cuda or cuda:K"

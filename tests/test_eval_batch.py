@@ -22,7 +22,7 @@ from tt_env.observation import OBS_VERSION, encode, get_layout
 from training import evaluate as ev
 from tt_env.evaluation.duplicate import deal_blocks, play_deals, run_deals
 from tt_env.evaluation.stats import summarize
-from training.run_utils import evaluate_agent
+from training.common.run_utils import evaluate_agent
 
 SHORT = Rules(rounds=(1, 2, 3))
 NETS = [("mlp", {"hidden_sizes": [32, 32]}),

@@ -195,6 +195,43 @@ def test_only_the_observation_writes_its_sizes() -> None:
     assert written == [], "use tt_env.observation.sizes instead:\n" + "\n".join(written)
 
 
+TRAINING_LIBRARIES = ("training.common", "training.ppo", "training.rllib", "training.data")
+"""What the commands use (docs/ARCHITECTURE.md, "Inside training/"), lowest first: ``common`` imports
+none of the others, and none of them imports a command."""
+
+
+def _training_top_level() -> list[Path]:
+    return [p for p in sorted((ROOT / "training").glob("*.py")) if p.stem != "__init__"]
+
+
+def test_training_top_level_holds_the_commands_only() -> None:
+    """``training/<name>.py`` is a command (``python -m training.<name>``) or the deprecated alias of
+    a moved module: a library goes in one of ``TRAINING_LIBRARIES``."""
+    stray = [p.name for p in _training_top_level()
+             if not _is_deprecated_alias(p) and 'if __name__ == "__main__":' not in p.read_text(encoding="utf-8")]
+    assert stray == [], f"not a command: move it into one of {TRAINING_LIBRARIES}"
+
+
+def _in_training_library(module: str) -> bool:
+    return any(module == lib or module.startswith(lib + ".") for lib in TRAINING_LIBRARIES)
+
+
+def test_training_libraries_import_no_command() -> None:
+    upward = []
+    for module in sorted(m for m in modules() if _in_training_library(m)):
+        for target, line in imports_of(module, False):
+            if target.startswith("training") and target != "training" and not _in_training_library(target):
+                upward.append(f"{modules()[module][0].relative_to(ROOT)}:{line}: {module} imports {target}")
+    assert upward == [], "a library of training/ imports a command or an alias:\n" + "\n".join(upward)
+
+
+def test_training_common_is_the_bottom_of_training() -> None:
+    above = [f"{module} imports {target}" for module in sorted(modules()) if module.startswith("training.common")
+             for target, _ in imports_of(module, False)
+             if _in_training_library(target) and not target.startswith("training.common")]
+    assert above == []
+
+
 def test_the_architecture_page_names_every_layer() -> None:
     text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
     for name, _ in LAYERS:

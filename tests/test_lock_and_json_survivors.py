@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from training.run_lock import LOCK_NAME, RunLock
+from training.common.run_lock import LOCK_NAME, RunLock
 from tt_env import jsonio
 from tt_env.jsonio import write_json
 

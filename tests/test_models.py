@@ -150,8 +150,8 @@ def test_solver_features_match_the_greedy_arithmetic():
 @pytest.mark.parametrize("name,kwargs", [("mlp", {"hidden_sizes": [16]}), ("cardnet", {"channels": 4, "hidden": 8})])
 def test_critic_warmup_trains_the_value_head_only(name, kwargs):
     """A PPO update with train_policy=False changes the value head and nothing the policy reads."""
-    from training.config import SelfPlayConfig
-    from training.ppo import Buffer, ppo_update
+    from training.common.config import SelfPlayConfig
+    from training.ppo.update import Buffer, ppo_update
 
     torch.manual_seed(0)
     net = build_network(name, num_players=2, **kwargs)

@@ -20,6 +20,16 @@ MOVED = [
     ("tt_env.replay", "tt_env.ui.replay"),
     pytest.param("tt_env.openspiel_game", "tt_env.openspiel.game",
                  marks=pytest.mark.skipif(importlib.util.find_spec("pyspiel") is None, reason="needs open_spiel")),
+    ("training.config", "training.common.config"),
+    ("training.config_files", "training.common.config_files"),
+    ("training.device", "training.common.device"),
+    ("training.resume", "training.common.resume"),
+    ("training.run_lock", "training.common.run_lock"),
+    ("training.run_utils", "training.common.run_utils"),
+    ("training.selfplay_tables", "training.ppo.selfplay_tables"),
+    ("training.batch_config", "training.ppo.batch_config"),
+    *[pytest.param(old, new, marks=pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs ray"))
+      for old, new in [("training.rllib_env", "training.rllib.env"), ("training.rllib_masking", "training.rllib.masking")]],
 ]
 
 
@@ -61,8 +71,27 @@ def test_python_m_tt_env_replay_still_runs() -> None:
     assert "DeprecationWarning" in done.stderr and "tt_env.ui.replay" in done.stderr
 
 
+def test_the_old_ppo_module_names_warn_from_the_package() -> None:
+    """``training.ppo`` was a module; it is the package of the PPO code now, and its old names
+    (``from training.ppo import Buffer, ppo_update``) still come, with a warning."""
+    pytest.importorskip("torch")
+    update = importlib.import_module("training.ppo.update")
+    for name in ("Buffer", "ppo_update"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            exec(f"from training.ppo import {name} as got", namespace := {})
+        assert namespace["got"] is getattr(update, name)
+        assert any(issubclass(w.category, DeprecationWarning) and "training.ppo.update" in str(w.message) for w in caught)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        from training.ppo import batch_config  # a submodule: no warning
+    assert batch_config is importlib.import_module("training.ppo.batch_config")
+    with pytest.raises(ImportError):
+        exec("from training.ppo import no_such_name", {})
+
+
 MOVED_NAMES = [  # a name moved out of a module that stays: still importable there, without a warning
-    ("training.selfplay", "training.selfplay_tables", ["Table", "SelfPlay", "LEARNER"]),
+    ("training.selfplay", "training.ppo.selfplay_tables", ["Table", "SelfPlay", "LEARNER"]),
     ("tt_env.engine.melds_py", "tt_env.engine.meld_inputs", ["check_input", "check_cards", "MAX_CARDS", "ALL_DRAWS"]),
 ]
 

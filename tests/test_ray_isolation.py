@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RAY_FILES = {"training/rllib_env.py", "training/rllib_masking.py", "training/train_rllib.py"}
+RAY_FILES = {"training/rllib/env.py", "training/rllib/masking.py", "training/train_rllib.py"}
 # Modules a user of an exported RLlib policy needs: none may pull Ray in, even when installed.
 RAY_FREE_MODULES = ("tt_env", "tt_env.three_thirteen_v0", "tt_env.agents", "models", "models.checkpoint",
-                    "models.agent_loader", "training.config", "training.evaluate", "training.rllib_export")
+                    "models.agent_loader", "training.common.config", "training.evaluate", "training.rllib.export")
 
 
 def _imported_roots(path: Path) -> set[str]:

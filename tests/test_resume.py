@@ -15,9 +15,9 @@ import torch
 
 from models.checkpoint import load_checkpoint
 from training import selfplay
-from training.config import ConfigError, SelfPlayConfig, load_config
-from training.resume import STATE, TENSORS
-from training.run_utils import RunExistsError, RunFolderError
+from training.common.config import ConfigError, SelfPlayConfig, load_config
+from training.common.resume import STATE, TENSORS
+from training.common.run_utils import RunExistsError, RunFolderError
 
 TINY = ["total_steps=1024", "num_envs=2", "rollout_steps=128", "num_minibatches=2", "update_epochs=1",
         "eval_every=512", "save_every=256", "eval_deals=1", "eval_opponents=[greedy-v0]", "progress=false",
@@ -240,7 +240,7 @@ SB3_TINY = ["total_steps=768", "num_envs=2", "n_steps=64", "batch_size=64", "n_e
 
 
 def sb3_config(tmp_path, *extra):
-    from training.config import SB3Config
+    from training.common.config import SB3Config
 
     return load_config(SB3Config, None, SB3_TINY + [f"run_dir={tmp_path}", "name=sb3", *extra])
 

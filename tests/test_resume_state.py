@@ -12,8 +12,8 @@ import torch
 
 from models.checkpoint import CheckpointError, attachment_path, serialize_state
 from training import selfplay
-from training.resume import STATE, TENSORS, history_problem
-from training.run_utils import RunDir
+from training.common.resume import STATE, TENSORS, history_problem
+from training.common.run_utils import RunDir
 
 from test_resume import config, sb3_config, snapshot
 
@@ -159,7 +159,7 @@ def test_sb3_resume_restores_numpys_global_generator_and_the_others(tmp_path):
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from training import train_sb3
-    from training.resume import StopSignals, load_latest
+    from training.common.resume import StopSignals, load_latest
 
     cfg = sb3_config(tmp_path)
 
@@ -189,7 +189,7 @@ def test_sb3_resume_restores_numpys_global_generator_and_the_others(tmp_path):
 
 # ---------------------------------------------------------------- the helpers, one by one (mutation testing)
 def test_the_value_checks():
-    from training.resume import is_count, is_count_or_none, is_dict, is_list, is_number, is_number_or_none, is_str
+    from training.common.resume import is_count, is_count_or_none, is_dict, is_list, is_number, is_number_or_none, is_str
 
     assert is_count(0) and is_count(5) and not is_count(-1) and not is_count(True) and not is_count(1.0)
     assert is_number(1.5) and is_number(-2) and not is_number(False) and not is_number("1")
@@ -199,7 +199,7 @@ def test_the_value_checks():
 
 
 def test_a_state_saved_before_any_evaluation_passes_the_check():
-    from training.resume import check_state
+    from training.common.resume import check_state
 
     state = {"step": 0, "config": {}, "history": [], "last_eval": None, "next_eval": None, "update": 0}
     check_state(state, {"t": 1}, "x", {"update": lambda v: v == 0}, ("t",))
@@ -208,14 +208,14 @@ def test_a_state_saved_before_any_evaluation_passes_the_check():
 
 
 def test_long_values_are_shortened_in_messages():
-    from training.resume import _short
+    from training.common.resume import _short
 
     assert _short("x" * 58) == repr("x" * 58)  # 60 characters with the quotes: kept
     assert _short("x" * 59) == repr("x" * 59)[:57] + "..." and len(_short("y" * 500)) == 60
 
 
 def test_the_restore_error_names_the_file_the_exception_and_its_first_line(tmp_path):
-    from training.resume import restore_failed
+    from training.common.resume import restore_failed
 
     run = RunDir(tmp_path, "r")
     exc = restore_failed(run, KeyError("tables"))
@@ -227,8 +227,8 @@ def test_the_restore_error_names_the_file_the_exception_and_its_first_line(tmp_p
 
 
 def test_rule_options_are_compared_as_the_rules_they_make(tmp_path):
-    from training.config import ConfigError
-    from training.resume import check_resumable
+    from training.common.config import ConfigError
+    from training.common.resume import check_resumable
 
     cfg = config(tmp_path, "r", "rules.rounds=[1, 2]")
     check_resumable({**cfg.to_dict(), "rules": {"rounds": [1, 2]}}, cfg)
@@ -239,7 +239,7 @@ def test_rule_options_are_compared_as_the_rules_they_make(tmp_path):
 
 
 def test_the_resume_command_drops_resume_and_overwrite_and_quotes(monkeypatch):
-    from training.resume import default_resume_command, resume_command
+    from training.common.resume import default_resume_command, resume_command
 
     assert (resume_command("python x.py", ["--overwrite", "--set", "name=a b", "--resume"])
             == "python x.py --set 'name=a b' --resume")
@@ -253,7 +253,7 @@ def test_the_resume_command_drops_resume_and_overwrite_and_quotes(monkeypatch):
 def test_the_first_signal_says_what_happens_on_stderr(capsys):
     import signal
 
-    from training.resume import StopSignals
+    from training.common.resume import StopSignals
 
     signals = StopSignals()
     signals._handle(signal.SIGTERM, None)

@@ -27,7 +27,7 @@ pytest.importorskip("ray.rllib")
 torch = pytest.importorskip("torch")
 
 from training import train_rllib  # noqa: E402  (needs Ray)
-from training.rllib_env import LEARNER_POLICY  # noqa: E402
+from training.rllib.env import LEARNER_POLICY  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = dict(iterations=1, train_batch_size=200, minibatch_size=100, update_epochs=1,

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from training import run_lock, selfplay
-from training.run_lock import LOCK_NAME, RunInUseError, RunLock
+from training import selfplay
+from training.common import run_lock
+from training.common.run_lock import LOCK_NAME, RunInUseError, RunLock
 
 from test_resume import TINY, config, sb3_config, snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
-HOLD = ("import sys, time\nfrom training.run_lock import RunLock\nlock = RunLock(sys.argv[1])\nlock.acquire()\n"
+HOLD = ("import sys, time\nfrom training.common.run_lock import RunLock\nlock = RunLock(sys.argv[1])\nlock.acquire()\n"
         "print('held', flush=True)\ntime.sleep(120)\n")
 
 
@@ -197,7 +198,7 @@ def test_sb3_resume_beside_a_live_run_is_refused(tmp_path, holder):
 def test_rllib_refuses_a_folder_in_use_before_starting_ray(tmp_path, holder, monkeypatch):
     pytest.importorskip("ray")
     from training import train_rllib
-    from training.config import load_config
+    from training.common.config import load_config
 
     proc = holder(tmp_path / "rl")
     monkeypatch.setattr(train_rllib, "start_ray", lambda *a: pytest.fail("Ray was started"))

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from training import selfplay
-from training.config import SelfPlayConfig, load_config
+from training.common.config import SelfPlayConfig, load_config
 
 pytestmark = pytest.mark.slow
 

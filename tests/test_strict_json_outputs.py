@@ -90,7 +90,7 @@ def test_a_played_game_record_is_strict_json(tmp_path):
 
 def test_one_deal_training_evaluation_writes_strict_eval_json(tmp_path):
     """``eval.json`` of a run: a one-deal evaluation has no interval (NaN in memory), ``null`` on disk."""
-    from training.run_utils import RunDir, evaluate_agent
+    from training.common.run_utils import RunDir, evaluate_agent
 
     results = evaluate_agent(GreedyAgent(SHORT), ["random-v0"], SHORT, deals=1, seed=0)
     assert math.isnan(results[0].ci95)

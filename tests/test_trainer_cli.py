@@ -1,4 +1,4 @@
-"""training.trainer_cli: the PPO trainers' end-of-run report (the speed benchmarks read its figure)."""
+"""training.common.trainer_cli: the PPO trainers' end-of-run report (the speed benchmarks read its figure)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from training.trainer_cli import report_end
+from training.common.trainer_cli import report_end
 
 
 def fake_run(tmp_path: Path) -> SimpleNamespace:

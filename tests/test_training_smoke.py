@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from models.checkpoint import load_checkpoint
-from training.config import SelfPlayConfig, load_config
+from training.common.config import SelfPlayConfig, load_config
 from training.selfplay import train
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,7 +53,7 @@ def test_sb3_export_matches_the_sb3_policy():
     import gymnasium
     from sb3_contrib import MaskablePPO
 
-    from training.config import SB3Config
+    from training.common.config import SB3Config
     from training.train_sb3 import to_mlp_policy
 
     cfg = SB3Config(hidden_sizes=[16, 16])

@@ -102,7 +102,7 @@ def test_the_console_command_evaluates_a_shipped_agent_from_another_directory(in
     _run(installed, [command, "evaluate", "ppo-2p-v0", "random-v0", "--games", "1", "--quiet", "--json", "ev.json"])
     report = json.loads((installed["work"] / "ev.json").read_text())
     assert [a["spec"] for a in report["agents"]] == ["ppo-2p-v0", "random-v0"] and report["games_played"] == 2
-    configs = _run(installed, [sys.executable, "-c", "from training.config_files import shipped_configs, config_dir; "
+    configs = _run(installed, [sys.executable, "-c", "from training.common.config_files import shipped_configs, config_dir; "
                                "print(config_dir()); print(*shipped_configs())"]).stdout.splitlines()
     assert Path(configs[0]).is_relative_to(installed["site"])
     assert configs[1].split() == sorted(p.stem for p in (ROOT / "configs").glob("*.yaml"))

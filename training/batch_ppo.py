@@ -1,11 +1,11 @@
 """PPO on the batched engine: thousands of tables at once, everything on one device.
 
-Rollouts come from one :class:`tt_env.batch.BatchGame` (``training.batch_collect``): the
+Rollouts come from one :class:`tt_env.batch.BatchGame` (``training.ppo.batch_collect``): the
 learner plays every seat of the ``self`` tables and one seat of the others, against past
 versions of itself (the pool), ``greedy-v0`` or ``random-v0``, mixed per table. Each (table,
-seat) is its own trajectory (``training.batch_rollout``); the update is CleanRL's clipped PPO
+seat) is its own trajectory (``training.ppo.batch_rollout``); the update is CleanRL's clipped PPO
 with masks, on the device. With ``privileged_critic`` the value comes from a critic that reads
-every hand (``training.batch_critic``), in training only; checkpoints act from the observation.
+every hand (``training.ppo.batch_critic``), in training only; checkpoints act from the observation.
 
     python -m training.batch_ppo --config configs/batch_ppo_default.yaml --set total_steps=20000
 
@@ -29,22 +29,22 @@ from torch.utils.tensorboard import SummaryWriter
 from models.checkpoint_agent import CheckpointAgent
 from models.checkpoint import CheckpointError, check_finite, load_checkpoint, save_checkpoint
 from models.networks import PolicyValueNet, build_network
-from training.batch_collect import BatchTables, Rollout, policy_step
-from training.batch_config import TABLE_KINDS, BatchPPOConfig
-from training.batch_critic import PrivilegedCritic
-from training.config import ConfigError, dump_config
-from training.device import (check_resume_device, cuda_rng_state, resolve_device,
+from training.ppo.batch_collect import BatchTables, Rollout, policy_step
+from training.ppo.batch_config import TABLE_KINDS, BatchPPOConfig
+from training.ppo.batch_critic import PrivilegedCritic
+from training.common.config import ConfigError, dump_config
+from training.common.device import (check_resume_device, cuda_rng_state, resolve_device,
                              restore_cuda_rng)
-from training.resume import (FROZEN, RESTORE_ERRORS, StopRequested, StopSignals, check_resumable,
+from training.common.resume import (FROZEN, RESTORE_ERRORS, StopRequested, StopSignals, check_resumable,
                              is_count, is_str, load_latest, restore_failed,
                              save_latest)
-from training.trainer_cli import report_end, trainer_main
-from training.run_utils import RunDir, TrainingDiverged, evaluate_agent, format_results
+from training.common.trainer_cli import report_end, trainer_main
+from training.common.run_utils import RunDir, TrainingDiverged, evaluate_agent, format_results
 from tt_env.observation import OBS_VERSION
 
 TRAINER = "training/batch_ppo.py"
 BATCH_FROZEN = FROZEN + ("num_tables", "opponents", "privileged_critic", "critic_hidden_sizes")
-"""Keys a resumed run keeps: :data:`training.resume.FROZEN` and what its tables and critic were built from."""
+"""Keys a resumed run keeps: :data:`training.common.resume.FROZEN` and what its tables and critic were built from."""
 STATE_KEYS = {"update": is_count, "device_type": is_str}
 TENSOR_KEYS = ("optimizer", "torch_rng", "update_rng", "tables")
 
@@ -70,7 +70,7 @@ def build_net(cfg: BatchPPOConfig, *, init: bool = True) -> PolicyValueNet:
 
 def ppo_update(net: PolicyValueNet, critic: PrivilegedCritic | None, optimizer: torch.optim.Optimizer,
                data: Rollout, cfg: BatchPPOConfig, gen: torch.Generator) -> dict[str, float]:
-    """Clipped PPO on one rollout (``training.ppo.ppo_update``'s losses, on the rollout's device);
+    """Clipped PPO on one rollout (``training.ppo.update.ppo_update``'s losses, on the rollout's device);
     the value comes from ``critic`` when there is one (then the network's value head is unused)."""
     n = len(data)
     mb = max(1, n // cfg.num_minibatches)

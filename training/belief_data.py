@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from training.npz_data import save_npz
+from training.data.npz import save_npz
 from tt_env import jsonio
 from tt_env.agents import list_agents, make_agent
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg

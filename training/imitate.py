@@ -14,7 +14,7 @@ candidate minus that of expert-v0's own choice. Its rollouts are independent of 
 is an unbiased estimate of what the network gains per decision over expert-v0 (one step, with
 expert-v0 playing on). The epoch with the best held-out gain is saved in the checkpoint format of
 ``models.checkpoint``; the value head is left as it is (PPO's critic warm-up trains it).
-``--device`` (auto, cpu, cuda, cuda:K; ``training.device``) is where the network trains: the
+``--device`` (auto, cpu, cuda, cuda:K; ``training.common.device``) is where the network trains: the
 features are computed on the CPU and moved there; the checkpoint is saved from the CPU.
 """
 
@@ -31,8 +31,8 @@ import torch
 
 from models.checkpoint import save_checkpoint
 from models.networks import PolicyValueNet, build_network
-from training.config import ConfigError, check_network_size
-from training.device import add_device_arg, resolve_device
+from training.common.config import ConfigError, check_network_size
+from training.common.device import add_device_arg, resolve_device
 from tt_env import jsonio
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, positive_float, seed_arg
 from tt_env.engine.rules import Rules
@@ -75,7 +75,7 @@ def fit(data: dict[str, np.ndarray], *, net_kwargs: dict, epochs: int, batch: in
         ) -> tuple[PolicyValueNet, dict]:
     """Train a fresh network on ``data``; returns it (best held-out epoch, on the CPU) and the training history.
 
-    ``device``: where the network trains (``training.device``: auto, cpu, cuda, cuda:K); the
+    ``device``: where the network trains (``training.common.device``: auto, cpu, cuda, cuda:K); the
     features are computed on the CPU and moved there.
 
     ``anchor`` moves that share of each target onto expert-v0's own choice: with noisy values,

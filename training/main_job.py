@@ -19,12 +19,12 @@ import sys
 from pathlib import Path
 
 from models.checkpoint import CheckpointError
-from training.config import ConfigError, SelfPlayConfig, add_run_folder_args, parse_config
-from training.device import add_device_arg, device_override
+from training.common.config import ConfigError, SelfPlayConfig, add_run_folder_args, parse_config
+from training.common.device import add_device_arg, device_override
 from tt_env.evaluation.stats import interval_text
 from tt_env.evaluation.evaluator import evaluate
-from training.resume import resume_command
-from training.run_utils import RunDir, RunExistsError, RunFolderError, TrainingDiverged
+from training.common.resume import resume_command
+from training.common.run_utils import RunDir, RunExistsError, RunFolderError, TrainingDiverged
 from training.selfplay import train
 from tt_env.agents import list_agents
 from tt_env.cli_checks import CommandParser, command_name, int_at_least, output_dir_problem, seed_arg, workers_note
@@ -32,7 +32,7 @@ from tt_env.engine.rules import Rules
 from tt_env.jsonio import write_json
 
 DEFAULT_CONFIG = "main_job"
-"""The shipped config ``configs/main_job.yaml`` (found in the installed package too: ``training.config_files``)."""
+"""The shipped config ``configs/main_job.yaml`` (found in the installed package too: ``training.common.config_files``)."""
 OPPONENTS = ("random-v0", "greedy-v0", "expert-v0")
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from training.npz_data import save_npz
+from training.data.npz import save_npz
 from tt_env.agents.expert import ExpertAgent
 from tt_env.agents.ismcts import expert_scores, relative_points
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg

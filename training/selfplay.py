@@ -1,4 +1,4 @@
-"""Self-play PPO for Three Thirteen, in the manner of CleanRL (the update is ``training/ppo.py``).
+"""Self-play PPO for Three Thirteen, in the manner of CleanRL (the update is ``training/ppo/update.py``).
 
 One network plays every learner seat. Each table (a ``three_thirteen_v0`` AEC env) is, per
 game, either a self-play table (the current network in every seat) or a table where the
@@ -12,7 +12,7 @@ decisions (per-round rewards of ``reward_mode``), and advantages follow each tra
 Writes ``runs/<name>/``: config.yaml, tb/ (TensorBoard), checkpoints/ (``models.checkpoint``
 format), eval.json and learning_curve.png (duplicate evaluation against ``eval_opponents``).
 
-``--resume`` continues a stopped run from ``checkpoints/latest.pt`` (``training.resume``):
+``--resume`` continues a stopped run from ``checkpoints/latest.pt`` (``training.common.resume``):
 weights, optimiser, learning-rate schedule, counters, every random generator, the opponent
 pool, the games in progress (replayed from their seeds and actions), the evaluation history
 and TensorBoard. On a CPU a resumed run is bit-identical to one that never stopped (tested).
@@ -33,25 +33,25 @@ from torch.utils.tensorboard import SummaryWriter
 from models.checkpoint_agent import CheckpointAgent
 from models.checkpoint import CheckpointError, check_finite, load_checkpoint, save_checkpoint
 from models.networks import PolicyValueNet, build_network
-from training.config import ConfigError, SelfPlayConfig, dump_config
-from training.device import (check_resume_device, cuda_rng_state, resolve_device,
+from training.common.config import ConfigError, SelfPlayConfig, dump_config
+from training.common.device import (check_resume_device, cuda_rng_state, resolve_device,
                              restore_cuda_rng)
-from training.ppo import Buffer, ppo_update
-from training.resume import (FROZEN, RESTORE_ERRORS, StopRequested, StopSignals, check_resumable,
+from training.ppo.update import Buffer, ppo_update
+from training.common.resume import (FROZEN, RESTORE_ERRORS, StopRequested, StopSignals, check_resumable,
                              is_count, is_dict, load_latest, restore_failed,
                              save_latest)
-from training.trainer_cli import report_end, trainer_main
-from training.run_utils import RunDir, TrainingDiverged, evaluate_agent, format_results
-from training.selfplay_tables import LEARNER, SelfPlay, Table  # noqa: F401  (re-exported: their old home)
+from training.common.trainer_cli import report_end, trainer_main
+from training.common.run_utils import RunDir, TrainingDiverged, evaluate_agent, format_results
+from training.ppo.selfplay_tables import LEARNER, SelfPlay, Table  # noqa: F401  (re-exported: their old home)
 from tt_env.observation import OBS_VERSION
 
 
 # ======================================================================== run
 TRAINER = "training/selfplay.py"
 SELFPLAY_FROZEN = FROZEN + ("num_envs", "opponents")
-"""Keys a resumed self-play run keeps: :data:`training.resume.FROZEN`, and what its tables were built from."""
+"""Keys a resumed self-play run keeps: :data:`training.common.resume.FROZEN`, and what its tables were built from."""
 STATE_KEYS = {"update": is_count, "play": is_dict}
-"""The resume state's own keys (besides ``training.resume.COMMON_KEYS``), checked before it is used."""
+"""The resume state's own keys (besides ``training.common.resume.COMMON_KEYS``), checked before it is used."""
 TENSOR_KEYS = ("optimizer", "torch_rng", "update_rng", "pool")
 
 
@@ -100,7 +100,7 @@ def train(cfg: SelfPlayConfig, *, resume: bool = False, overwrite: bool = False,
     A new run needs an empty (or absent) folder, or ``overwrite``; ``resume`` continues the
     run in the folder from ``checkpoints/latest.pt``, bit for bit as if it had not stopped.
     Everything is built and checked before anything is written; from then on the run holds
-    the folder's lock (``training.run_lock``) until it returns. ``command`` is the resume
+    the folder's lock (``training.common.run_lock``) until it returns. ``command`` is the resume
     command printed when a signal stops the run.
     """
     run = RunDir(cfg.run_dir, cfg.name)

@@ -7,7 +7,7 @@ model of :mod:`models.belief_math` (Fisher's noncentral hypergeometric distribut
 network's per-card weights), per hidden card. A share of the games (``--val-share``, whole
 games) is held out; the epoch with the best held-out loss is kept, and its held-out
 cross-entropy per hidden card (bits) is printed next to the uniform belief's. ``--device``
-(auto, cpu, cuda, cuda:K; ``training.device``) is where the network trains: the rows are built on
+(auto, cpu, cuda, cuda:K; ``training.common.device``) is where the network trains: the rows are built on
 the CPU and each batch is moved there; the belief is saved from the CPU (``docs/devices.md``).
 """
 
@@ -27,8 +27,8 @@ from models.checkpoint import CheckpointError
 from models.belief_math import expected_counts, log_likelihood
 from models.belief_net import BeliefNet, belief_inputs, unseen_and_unknown
 from training import belief_data
-from training.config import ConfigError
-from training.device import add_device_arg, resolve_device
+from training.common.config import ConfigError
+from training.common.device import add_device_arg, resolve_device
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, positive_float, seed_arg
 from tt_env.engine.rules import Rules
 

@@ -11,14 +11,14 @@ then the four direct flags ``--iterations``, ``--env-runners``, ``--address``, `
 resolved config is written to ``OUT/config.yaml``.
 
 What runs: RLlib's default API stack (RLModule, Learner, EnvRunners, connectors); our AEC env
-through RLlib's PettingZoo wrapper (``training/rllib_env.py``); one shared masked policy for every
-seat (``training/rllib_masking.py``), optionally facing fixed opponents from ``tt_env.agents`` in
+through RLlib's PettingZoo wrapper (``training/rllib/env.py``); one shared masked policy for every
+seat (``training/rllib/masking.py``), optionally facing fixed opponents from ``tt_env.agents`` in
 a share of the episodes (``opponent_mix``). A crashed env runner fails the run (RLlib's default is
 to restart it and carry on, possibly sampling nothing), and an iteration that sampled no step is
 an error. Every ``export_every`` iterations and at the end, the policy is exported to our
 checkpoint format: ``OUT/iter_NNNNNN.pt`` and ``OUT/final.pt``, each with its ``.json``.
 
-Files: ``OUT/run.lock`` while the run lives (``training.run_lock``: a second run into the same
+Files: ``OUT/run.lock`` while the run lives (``training.common.run_lock``: a second run into the same
 folder is refused meanwhile); ``OUT/config.yaml``; ``OUT/metrics.jsonl``, one line per iteration (sampled env steps,
 seconds, steps per second, episodes ended, mean episode length, and the mean return summed over
 the seats the shared policy held, which is 0 in zero-sum self-play); the checkpoints;
@@ -36,33 +36,37 @@ import os
 import secrets
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.config import (MAX_ROLLOUT, RUN_NAME, ConfigError, check_network_size, config_arg_parser, dump_config,
-                             load_config)
-from training.run_lock import RunFolderError, RunLock
+from training.common.config import (MAX_ROLLOUT, RUN_NAME, ConfigError, RunConfig, check_network_size, config_arg_parser,
+                                 dump_config, load_config)
+from training.common.run_lock import RunFolderError, RunLock
 from tt_env import jsonio
 from tt_env.cli_checks import output_dir_problem
-from tt_env.engine.rules import Rules
 
 MAX_TEMP_DIR_LEN = 40  # Ray's socket paths (temp dir + ~65 chars) must fit in 107 characters
 
 
 @dataclass
-class RLlibConfig:
-    """``training/train_rllib.py``: PPO on Ray RLlib, one shared policy for every seat."""
+class RLlibConfig(RunConfig):
+    """``training/train_rllib.py``: PPO on Ray RLlib, one shared policy for every seat.
+
+    The keys every trainer has (``name``, ``run_dir``, ``seed``, ``num_players``, ``rules``,
+    ``reward_mode``, ``num_envs``, ``learning_rate``, ``gamma``, ``gae_lambda``, ``ent_coef``,
+    ``torch_threads``) come from :class:`training.common.config.RunConfig`; RLlib's own follow.
+    The step budget, evaluations, device and saves of the PPO trainers' ``BaseConfig`` are not
+    keys here: RLlib trains ``iterations``, exports every ``export_every`` and stays on the CPU.
+    ``torch_threads`` are the driver's (the learner and, with 0 env runners, the sampler); Ray
+    gives each EnvRunner one thread (``OMP_NUM_THREADS=1``).
+    """
 
     name: str = "rllib"
-    run_dir: str = "runs"
+    num_envs: int = 4
+    """Environments stepped together by each EnvRunner (one batched forward pass for all)."""
     out: str | None = None
     """Run folder (``--out``); None: ``<run_dir>/<name>``."""
-    seed: int = 1
-    num_players: int = 2
-    rules: dict = field(default_factory=dict)
-    """Rule options of the training games (e.g. ``rounds: [11]``)."""
-    reward_mode: str = "relative"
     network: str = "mlp"
     """A network of ``models.networks`` (``mlp``; ``cardnet`` works but computes its features on the CPU)."""
     network_kwargs: dict = field(default_factory=lambda: {"hidden_sizes": [128, 128]})
@@ -70,8 +74,6 @@ class RLlibConfig:
     """Training iterations; each samples ``train_batch_size`` env steps, then updates."""
     env_runners: int = 0
     """Remote EnvRunner actors (0: sample in the driver process)."""
-    num_envs: int = 4
-    """Environments stepped together by each EnvRunner (one batched forward pass for all)."""
     address: str | None = None
     """Ray cluster to join (``auto`` or ``host:port``); None: a local Ray, stopped at the end."""
     num_cpus: int | None = None
@@ -85,16 +87,9 @@ class RLlibConfig:
     train_batch_size: int = 4000
     minibatch_size: int = 256
     update_epochs: int = 4
-    learning_rate: float = 3e-4
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    ent_coef: float = 0.01
     clip_coef: float = 0.2
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
-    torch_threads: int = 1
-    """Torch threads of the driver (the learner and, with 0 env runners, the sampler); Ray gives
-    each EnvRunner one thread (``OMP_NUM_THREADS=1``)."""
     fail_at_step: int | None = None
     """For tests: every environment raises at this step (the run must fail)."""
 
@@ -147,11 +142,6 @@ class RLlibConfig:
                 if name not in known and not Path(name).is_file():
                     raise ConfigError(f"opponents: {name!r} is neither a registered agent {known} nor a file")
 
-    def train_rules(self) -> Rules:
-        if "num_players" in self.rules:
-            raise ConfigError("rules: set num_players at the top level, not inside rules")
-        return Rules.from_dict({**self.rules, "num_players": self.num_players})
-
     def full_network_kwargs(self) -> dict[str, Any]:
         """``network_kwargs`` completed with the player count (and, for ``cardnet``, the rules it needs)."""
         kwargs = {**self.network_kwargs, "num_players": self.num_players}
@@ -164,9 +154,6 @@ class RLlibConfig:
     @property
     def run_path(self) -> Path:
         return Path(self.out) if self.out else Path(self.run_dir) / self.name
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 # ================================================================================ Ray and RLlib
@@ -208,8 +195,8 @@ def build_config(cfg: RLlibConfig, run_path: Path) -> Any:
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from training.rllib_env import LEARNER_POLICY, SeatPolicyMapping, ThreeThirteenRLlibEnv, fixed_policy_id
-    from training.rllib_masking import FixedAgentModule, MaskedPPOModule
+    from training.rllib.env import LEARNER_POLICY, SeatPolicyMapping, ThreeThirteenRLlibEnv, fixed_policy_id
+    from training.rllib.masking import FixedAgentModule, MaskedPPOModule
 
     rules = cfg.train_rules().to_dict()
     env_config = {"num_players": cfg.num_players, "reward_mode": cfg.reward_mode, "rules": dict(cfg.rules),
@@ -242,9 +229,9 @@ def build_config(cfg: RLlibConfig, run_path: Path) -> Any:
 
 
 def export(algo: Any, cfg: RLlibConfig, path: Path, iteration: int, env_steps: int) -> Path:
-    """Export the learner's shared policy as our checkpoint ``path`` (see ``training/rllib_export``)."""
-    from training.rllib_env import LEARNER_POLICY
-    from training.rllib_export import export_policy
+    """Export the learner's shared policy as our checkpoint ``path`` (see ``training/rllib/export.py``)."""
+    from training.rllib.env import LEARNER_POLICY
+    from training.rllib.export import export_policy
 
     state = algo.learner_group.get_weights([LEARNER_POLICY])[LEARNER_POLICY]
     return export_policy(state, path, network=cfg.network, network_kwargs=cfg.full_network_kwargs(),
@@ -271,7 +258,7 @@ def _number(x: Any) -> float | None:
 def train(cfg: RLlibConfig) -> dict[str, Any]:
     """Run ``cfg.iterations`` PPO iterations and export; returns a summary (steps, times, paths).
 
-    The run holds its folder's lock (``training.run_lock``) throughout: a second run into the
+    The run holds its folder's lock (``training.common.run_lock``) throughout: a second run into the
     same folder while this one lives is refused, naming this one.
     """
     import torch

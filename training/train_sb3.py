@@ -11,7 +11,7 @@ checkpoint format, so it plays anywhere a scripted agent does.
 
 Writes ``runs/<name>/``: config.yaml, tb/ (TensorBoard), checkpoints/, eval.json and
 learning_curve.png. ``--resume`` continues a run from ``checkpoints/latest.pt``
-(``training.resume``): the policy's and the optimiser's ``state_dict`` (``weights_only``
+(``training.common.resume``): the policy's and the optimiser's ``state_dict`` (``weights_only``
 tensors; SB3's own zip, which unpickles, is never used), the step and update counters, the
 random generators, the evaluation history and TensorBoard. The environments start new games
 from a seed derived from the step, so a resumed run is not bit-identical to an
@@ -39,19 +39,19 @@ from models.checkpoint_agent import CheckpointAgent
 from models.checkpoint import CheckpointError, save_checkpoint
 from models.networks import MLPPolicy
 from models.sb3_zip import mlp_state_from_sb3
-from training.config import ConfigError, SB3Config, config_arg_parser, dump_config, parse_config
-from training.device import (add_device_arg, check_resume_device, cuda_rng_state, device_override, resolve_device,
+from training.common.config import ConfigError, SB3Config, config_arg_parser, dump_config, parse_config
+from training.common.device import (add_device_arg, check_resume_device, cuda_rng_state, device_override, resolve_device,
                              restore_cuda_rng)
-from training.resume import (RESTORE_ERRORS, StopRequested, StopSignals, check_resumable, default_resume_command,
+from training.common.resume import (RESTORE_ERRORS, StopRequested, StopSignals, check_resumable, default_resume_command,
                              is_count, is_dict, is_list, load_latest, restore_failed, resume_command, save_latest)
-from training.run_utils import RunDir, RunFolderError, evaluate_agent, format_results
+from training.common.run_utils import RunDir, RunFolderError, evaluate_agent, format_results
 from tt_env.cli_checks import command_name
 from tt_env.observation import OBS_VERSION
 
 TRAINER = "training/train_sb3.py"
 TB_NAME = "ppo"
 STATE_KEYS = {"n_updates": is_count, "episode_num": is_count, "np_rng": is_dict, "py_rng": is_list}
-"""The resume state's own keys (besides ``training.resume.COMMON_KEYS``), checked before it is used."""
+"""The resume state's own keys (besides ``training.common.resume.COMMON_KEYS``), checked before it is used."""
 TENSOR_KEYS = ("policy", "optimizer", "torch_rng")
 
 
@@ -174,7 +174,7 @@ def _restore(model: MaskablePPO, tensors: dict, saved: dict) -> None:
 def train(cfg: SB3Config, *, resume: bool = False, overwrite: bool = False, command: str | None = None) -> RunDir:
     """Train MaskablePPO as configured (``resume``: continue the run in its folder); returns the run directory.
 
-    From the first write on, the run holds its folder's lock (``training.run_lock``) until it returns.
+    From the first write on, the run holds its folder's lock (``training.common.run_lock``) until it returns.
     """
     run = RunDir(cfg.run_dir, cfg.name)
     try:

@@ -2,7 +2,7 @@
 
 Keys are the fields of :class:`BaselinesConfig`; an unknown key, a bad value or an unknown
 algorithm stops the benchmark before it starts with one line naming what is allowed (the
-loader is ``training.config``'s, shared with the training scripts). ``hyperparameters`` holds
+loader is ``training.common.config``'s, shared with the training scripts). ``hyperparameters`` holds
 one section per algorithm, each checked by :func:`check_hyperparameters` against the keys its
 framework takes (for an algorithm whose package is not installed, only that it is a mapping).
 """
@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.config import ConfigError
+from training.common.config import ConfigError
 
 from . import ALGOS, missing_modules
 from .common import RunContext
@@ -72,7 +72,7 @@ class BaselinesConfig:
         check(self.eval_deals >= 2, "eval_deals", "an int >= 2 (an interval needs two deals)")
         check(self.eval_batch_size >= 1, "eval_batch_size", "an int >= 1")
         check(self.torch_threads >= 1, "torch_threads", "an int >= 1")
-        from training.device import check_device
+        from training.common.device import check_device
 
         check_device(self.device)
         from tt_env.agents import list_agents
@@ -104,9 +104,9 @@ FROZEN = ("steps", "num_players", "eval_points", "eval_deals", "eval_opponents",
 
 
 def algo_device(cfg: BaselinesConfig, algo: str) -> str:
-    """The device ``algo`` trains on (``training.device`` resolves ``cfg.device``); :class:`ConfigError` if this
+    """The device ``algo`` trains on (``training.common.device`` resolves ``cfg.device``); :class:`ConfigError` if this
     machine lacks it, or if it is an explicit CUDA device and ``algo``'s library gives no device (:data:`CPU_ONLY`)."""
-    from training.device import resolve_device
+    from training.common.device import resolve_device
 
     device = resolve_device(cfg.device)
     if algo in CPU_ONLY:

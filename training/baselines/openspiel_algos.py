@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from training.config import ConfigError
+from training.common.config import ConfigError
 
 from .common import RunContext, ScoreAgent, Trainer, seed_everything, torch_scores
 

@@ -21,7 +21,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from training.config import ConfigError, SB3Config, SelfPlayConfig, from_dict
+from training.common.config import ConfigError, SB3Config, SelfPlayConfig, from_dict
 
 from .common import RunContext, Trainer
 

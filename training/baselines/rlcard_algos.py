@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from training.config import ConfigError
+from training.common.config import ConfigError
 
 from .common import RunContext, ScoreAgent, Trainer, seed_everything
 

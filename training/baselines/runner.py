@@ -32,7 +32,7 @@ def result_path(out: Path, algo: str, seed: int, partial: bool = False) -> Path:
 
 def run_one(cfg: BaselinesConfig, algo: str, seed: int, out: Path, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Train ``algo`` with ``seed`` for ``cfg.steps``, evaluating at ``cfg.eval_steps()``; returns the result."""
-    from training.run_utils import evaluate_agent
+    from training.common.run_utils import evaluate_agent
 
     work = out / "runs" / run_name(algo, seed)
     if work.exists():

@@ -19,7 +19,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from training.config import ConfigError, from_dict
+from training.common.config import ConfigError, from_dict
 
 from .common import RunContext, ScoreAgent, Trainer, seed_everything, torch_scores
 

@@ -3,7 +3,8 @@
 :func:`play_game` is what the evaluation (``duplicate.play_game``), the data tools and the
 benchmarks call to play a game between agents (one agent per seat), each seeing only its
 observation and action mask. What a caller records (positions, actions, time) it records in
-``on_decision``.
+``on_decision``. :func:`agent_decision` is one agent's move of that loop: the web app's Play
+page, which stops at a person's turn, asks its agents through it too.
 """
 
 from __future__ import annotations
@@ -25,6 +26,25 @@ DecisionHook = Callable[[game.GameState, int, np.ndarray, np.ndarray, int, float
 def can_batch(agent: Agent) -> bool:
     """Whether ``agent`` decides many observations in one call (an ``act_batch`` method)."""
     return callable(getattr(agent, "act_batch", None))
+
+
+def agent_decision(agent: Agent, state: game.GameState, rng: np.random.Generator | None, *,
+                   batched: bool = False) -> tuple[np.ndarray, np.ndarray, int, float]:
+    """What ``agent`` plays at ``state``, for the seat to move: ``(observation, mask, action, seconds)``.
+
+    The agent sees only that seat's observation and the action mask, and acts with ``rng``;
+    ``batched``: ask it with one row of ``act_batch`` (see :func:`play_game`). ``seconds`` is the
+    time the agent took. The action is not checked or applied: that is the caller's.
+    """
+    seat = state.current_player
+    obs = encode(state, seat)
+    mask = game.action_mask(state)
+    t0 = time.perf_counter()
+    if batched:
+        action = agent.act_batch([obs], [mask], [rng])[0]
+    else:
+        action = agent.act(obs, mask, rng)
+    return obs, mask, action, time.perf_counter() - t0
 
 
 def play_game(agents: Sequence[Agent], rules: Rules, rng: np.random.Generator | None, *,
@@ -50,14 +70,7 @@ def play_game(agents: Sequence[Agent], rules: Rules, rng: np.random.Generator | 
     while not state.game_over:
         seat = state.current_player
         agent = agents[seat]
-        obs = encode(state, seat)
-        mask = game.action_mask(state)
-        t0 = time.perf_counter()
-        if batched[seat]:
-            action = agent.act_batch([obs], [mask], [rngs[seat]])[0]
-        else:
-            action = agent.act(obs, mask, rngs[seat])
-        seconds = time.perf_counter() - t0
+        obs, mask, action, seconds = agent_decision(agent, state, rngs[seat], batched=batched[seat])
         if on_decision is not None:
             on_decision(state, seat, obs, mask, action, seconds)
         if not mask[action]:

@@ -1,7 +1,8 @@
 """One game of the Play page: a person at one seat, agents at the others, the engine between them.
 
 The server plays the agents' moves itself, right after the person's move, until it is the
-person's turn again; it stops at the end of every round (every hand face up, in melds) until
+person's turn again (each agent's move is ``tt_env.evaluation.loop.agent_decision``, the step of
+the one game loop); it stops at the end of every round (every hand face up, in melds) until
 the person asks for the next one, so no round ends unseen. A move is accepted only when it is
 the person's turn, the game is not paused at a round's end, the move is legal for the engine,
 and the request says it was chosen at the position the server holds (``step``, the number of
@@ -19,9 +20,9 @@ import numpy as np
 
 from ..actions import action_name
 from ..agents import Agent
-from ..engine.game import GameState, RoundRecord, action_mask, legal_actions, new_game
+from ..engine.game import GameState, RoundRecord, legal_actions, new_game
+from ..evaluation.loop import agent_decision
 from ..engine.rules import Rules
-from ..observation import encode
 from ..ui.records import GameRecord, record_from_game
 from .validate import RequestError
 from .views import event_seen_by, hint_view, play_move, round_end_view, round_totals, table_view
@@ -105,7 +106,7 @@ class PlayGame:
         while not state.game_over and self.paused is None and state.current_player != self.seat:
             p = state.current_player
             try:
-                action = int(self.agents[p].act(encode(state, p), action_mask(state), self.agent_rng))
+                action = int(agent_decision(self.agents[p], state, self.agent_rng)[2])
             except Exception as exc:
                 self.failure = f"agent {self.names[p]} at seat {p} failed: {exc}"
                 raise AgentFailed(self.failure) from exc

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 from models.checkpoint import CheckpointError
-from training.config import ConfigError, config_arg_parser, parse_config
-from training.device import add_device_arg, device_override
-from training.resume import default_resume_command, resume_command
-from training.run_utils import RunDir, RunFolderError, TrainingDiverged
+from training.common.config import ConfigError, config_arg_parser, parse_config
+from training.common.device import add_device_arg, device_override
+from training.common.resume import default_resume_command, resume_command
+from training.common.run_utils import RunDir, RunFolderError, TrainingDiverged
 from tt_env.cli_checks import command_name
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from models.networks import PolicyValueNet
-from training.config import SelfPlayConfig
+from training.common.config import SelfPlayConfig
 
 
 class Buffer:

@@ -18,9 +18,9 @@ import torch
 
 from models.distributions import MaskedCategorical
 from models.networks import PolicyValueNet
-from training.batch_config import TABLE_KINDS, BatchPPOConfig
-from training.batch_critic import PrivilegedCritic
-from training.batch_rollout import Trajectories
+from training.ppo.batch_config import TABLE_KINDS, BatchPPOConfig
+from training.ppo.batch_critic import PrivilegedCritic
+from training.ppo.batch_rollout import Trajectories
 from tt_env.batch import BatchGame
 from tt_env.batch.agents import BatchGreedy, BatchNetwork, BatchRandom
 from tt_env.batch.global_state import encode_states

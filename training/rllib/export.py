@@ -1,6 +1,6 @@
 """Export of the RLlib-trained policy to our checkpoint format (torch only: no Ray import here).
 
-The RLlib module (``training/rllib_masking.py``) wraps one network of ``models.networks``, so
+The RLlib module (``training/rllib/masking.py``) wraps one network of ``models.networks``, so
 exporting is copying its weights into a fresh network of the same class and saving it with
 ``models.checkpoint.save_checkpoint``: ``NAME.pt`` (a ``state_dict``) and ``NAME.json``. The
 result loads anywhere without Ray (``models.checkpoint.load_checkpoint``,

@@ -1,0 +1,438 @@
+"""Typed run configurations loaded from YAML, with ``--set key=value`` overrides.
+
+A config file's keys are exactly the field names of the script's dataclass
+(:class:`SelfPlayConfig` or :class:`SB3Config`); an unknown key or a value of the wrong type
+or range is rejected, naming the allowed keys or values, before anything trains. Nested
+keys (``rules.rounds``, ``network_kwargs.channels``) reach into the dict-valued fields.
+Values given to ``--set`` are parsed as YAML (``--set rules.rounds=[11]`` gives a list; an
+int field rejects ``2e5``: write ``200000``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import os
+import re
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from training.common.config_files import resolve_config
+from tt_env.cli_checks import CommandParser
+from tt_env.engine.rules import Rules
+
+C = TypeVar("C", bound="BaseConfig")
+
+
+class ConfigError(ValueError):
+    """A config file or override is invalid; the message names the key and the allowed values."""
+
+
+@dataclass
+class RunConfig:
+    """The keys every trainer has, ``training/train_rllib.py``'s ``RLlibConfig`` included: each is
+    declared once, here. A trainer's config may give one of them another default."""
+
+    name: str = "run"
+    """Run name: everything is written under ``<run_dir>/<name>/``."""
+    run_dir: str = "runs"
+    seed: int = 1
+    num_players: int = 2
+    rules: dict = field(default_factory=dict)
+    """Rule options for training games (e.g. ``rounds: [9, 10, 11]``); evaluation plays full games."""
+    reward_mode: str = "relative"
+    num_envs: int = 8
+    learning_rate: float = 3e-4
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    ent_coef: float = 0.01
+    torch_threads: int = 1
+
+    def train_rules(self) -> Rules:
+        """Rules of the training games (an unknown option is refused with the allowed ones)."""
+        if "num_players" in self.rules:
+            raise ConfigError("rules: set num_players at the top level, not inside rules")
+        return Rules.from_dict({**self.rules, "num_players": self.num_players})
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class BaseConfig(RunConfig):
+    """Fields shared by the PPO trainers (ours, batched and SB3's): those of :class:`RunConfig`
+    plus the step budget, the evaluations, the device and the saves."""
+
+    total_steps: int = 200_000
+    """Learner environment steps (decisions) to train for."""
+    eval_every: int = 50_000
+    """Learner steps between evaluations (0: only at the end)."""
+    eval_deals: int = 50
+    """Duplicate deals per evaluation opponent (each deal is played once per seating)."""
+    eval_opponents: list = field(default_factory=lambda: ["random-v0", "greedy-v0"])
+    device: str = "auto"
+    """``auto`` (CUDA when ``torch.cuda.is_available()``, else CPU), ``cpu``, ``cuda`` or ``cuda:K``: where
+    the network and its update run (``training.common.device``; what holds on CUDA: ``docs/devices.md``)."""
+    progress: bool = True
+    save_every: int = 20_000
+    """Learner steps between saves of ``checkpoints/latest.pt`` (the state ``--resume`` continues
+    from; 0: only at evaluations, interrupts and the end)."""
+
+    FLOAT_RANGES = {
+        "learning_rate": (0.0, 1.0, "in (0, 1]"), "gamma": (0.0, 1.0, "in (0, 1]"),
+        "gae_lambda": (None, 1.0, "in [0, 1]"), "ent_coef": (None, None, ">= 0"),
+    }
+    """Float fields: (exclusive lower bound or None for >= 0, inclusive upper bound or None, allowed text)."""
+
+    def validate(self) -> None:
+        """Raise :class:`ConfigError` for a value out of range."""
+        _check(isinstance(self.name, str) and RUN_NAME.match(self.name) and len(self.name) <= 100, "name",
+               self.name, "a folder name of letters, digits, '.', '_' and '-' that does not start with '.' "
+               "(it is created inside run_dir)")
+        _check(isinstance(self.run_dir, str) and self.run_dir.strip() and "\0" not in self.run_dir
+               and len(self.run_dir) <= 4096, "run_dir", self.run_dir, "a non-empty path")
+        _check(0 <= self.seed < 2 ** 31, "seed", self.seed, f"an int from 0 to {2 ** 31 - 1}")
+        _check(2 <= self.num_players <= 8, "num_players", self.num_players, "an int from 2 to 8")
+        _check(self.reward_mode in ("relative", "penalty", "win"), "reward_mode", self.reward_mode,
+               "one of ['relative', 'penalty', 'win']")
+        for key, high in INT_LIMITS.items():
+            if hasattr(self, key):
+                value = getattr(self, key)
+                _check(1 <= value <= high, key, value, f"an int from 1 to {high}")
+        from training.common.device import check_device
+
+        check_device(self.device)
+        for key in ("eval_every", "save_every"):
+            _check(getattr(self, key) >= 0, key, getattr(self, key), "an int >= 0")
+        for key, (low, high, text) in self.FLOAT_RANGES.items():
+            value = getattr(self, key)
+            ok = (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+                  and (value > low if low is not None else value >= 0) and (high is None or value <= high))
+            _check(ok, key, value, f"a finite float {text}")
+        try:
+            self.train_rules()
+        except ConfigError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"rules: {exc}") from None
+        from tt_env.agents import list_agents
+
+        known = list_agents()
+        _check(isinstance(self.eval_opponents, list) and self.eval_opponents, "eval_opponents",
+               self.eval_opponents, f"a non-empty list of registered agents {known}")
+        for name in self.eval_opponents:
+            _check(isinstance(name, str) and name in known, "eval_opponents", name, f"registered agents {known}")
+
+    def eval_rules(self) -> Rules:
+        """Rules of the evaluation games: the training rules over every round."""
+        return dataclasses.replace(self.train_rules(), rounds=tuple(range(1, 12)))
+
+@dataclass
+class SelfPlayConfig(BaseConfig):
+    """``training/selfplay.py``: our PPO, one network for every seat."""
+
+    name: str = "selfplay"
+    network: str = "cardnet"
+    network_kwargs: dict = field(default_factory=dict)
+    rollout_steps: int = 1024
+    """Learner decisions collected per update (over all envs and seats)."""
+    update_epochs: int = 4
+    num_minibatches: int = 4
+    clip_coef: float = 0.2
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    anneal_lr: bool = True
+    selfplay_prob: float = 0.3
+    """Share of tables where the current network plays every seat."""
+    opponents: list = field(default_factory=lambda: ["greedy-v0", "random-v0"])
+    """Scripted opponents for the other tables (drawn uniformly per seat)."""
+    pool_prob: float = 0.3
+    """Chance that a non-learner seat is a past version from the pool rather than scripted."""
+    pool_size: int = 5
+    snapshot_every: int = 10
+    """Updates between snapshots added to the pool."""
+    init_checkpoint: str | None = None
+    """Start from these weights (a checkpoint of the same network and player count)."""
+    critic_warmup_steps: int = 0
+    """Learner steps at the start during which only the value loss is trained (the policy stays as
+    it started: useful when the start is already a good player, e.g. ``expert_features``)."""
+
+    FLOAT_RANGES = {**BaseConfig.FLOAT_RANGES,
+                    "clip_coef": (0.0, 1.0, "in (0, 1]"), "vf_coef": (None, None, ">= 0"),
+                    "max_grad_norm": (0.0, None, "> 0"), "selfplay_prob": (None, 1.0, "in [0, 1]"),
+                    "pool_prob": (None, 1.0, "in [0, 1]")}
+
+    def validate(self) -> None:
+        super().validate()
+        from models.networks import NETWORKS
+
+        _check(self.network in NETWORKS, "network", self.network, f"one of {sorted(NETWORKS)}")
+        if "num_players" in self.network_kwargs:
+            raise ConfigError("network_kwargs: set num_players at the top level, not in network_kwargs")
+        check_network_size(self.network, {"num_players": self.num_players, **self.network_kwargs}, "network_kwargs")
+        _check(self.snapshot_every >= 1, "snapshot_every", self.snapshot_every, "an int >= 1")
+        _check(self.critic_warmup_steps >= 0, "critic_warmup_steps", self.critic_warmup_steps, "an int >= 0")
+        _check(self.rollout_steps >= self.num_minibatches, "rollout_steps", self.rollout_steps,
+               f"at least num_minibatches ({self.num_minibatches})")
+        _check(self.selfplay_prob == 1 or self.opponents, "opponents", self.opponents,
+               "a non-empty list of agent names (or selfplay_prob: 1)")
+        from tt_env.agents import list_agents
+
+        known = list_agents()
+        for name in self.opponents:
+            _check(name in known, "opponents", name, f"registered agents {known}")
+        if self.init_checkpoint is not None:
+            _check(Path(self.init_checkpoint).exists(), "init_checkpoint", self.init_checkpoint,
+                   "an existing checkpoint file")
+
+
+@dataclass
+class SB3Config(BaseConfig):
+    """``training/train_sb3.py``: sb3-contrib MaskablePPO against scripted opponents."""
+
+    name: str = "sb3"
+    opponents: list = field(default_factory=lambda: ["greedy-v0"])
+    hidden_sizes: list = field(default_factory=lambda: [128, 128])
+    n_steps: int = 256
+    """Steps per environment per rollout."""
+    batch_size: int = 256
+    n_epochs: int = 4
+    clip_range: float = 0.2
+    vec_env: str = "subproc"
+    """``subproc`` (one process per env) or ``dummy`` (all in this process)."""
+
+    FLOAT_RANGES = {**BaseConfig.FLOAT_RANGES, "clip_range": (0.0, 1.0, "in (0, 1]")}
+
+    def validate(self) -> None:
+        super().validate()
+        buffer = self.n_steps * self.num_envs
+        _check(buffer <= MAX_ROLLOUT, "n_steps", self.n_steps,
+               f"an int with n_steps * num_envs (the rollout buffer) at most {MAX_ROLLOUT}")
+        _check(2 <= self.batch_size <= buffer, "batch_size", self.batch_size,
+               f"an int from 2 to n_steps * num_envs ({buffer}): a minibatch of one sample normalises its "
+               f"advantage to 0, and one larger than the rollout is the rollout")
+        _check(self.vec_env in ("subproc", "dummy"), "vec_env", self.vec_env, "one of ['subproc', 'dummy']")
+        _check(bool(self.hidden_sizes) and all(isinstance(h, int) and not isinstance(h, bool) and h > 0
+                                               for h in self.hidden_sizes),
+               "hidden_sizes", self.hidden_sizes, "a non-empty list of positive ints")
+        check_network_size("mlp", {"num_players": self.num_players, "hidden_sizes": self.hidden_sizes}, "hidden_sizes")
+        from tt_env.agents import list_agents
+
+        known = list_agents()
+        _check(bool(self.opponents), "opponents", self.opponents, "a non-empty list of agent names")
+        for name in self.opponents:
+            _check(name in known, "opponents", name, f"registered agents {known}")
+
+
+# ---------------------------------------------------------------- limits
+MAX_ROLLOUT = 1 << 20
+"""Most learner steps one rollout may hold (``rollout_steps``; SB3's ``n_steps * num_envs``): a
+buffer of observations this long takes about 1.2 GB of memory already."""
+INT_LIMITS = {"total_steps": 10 ** 12, "num_envs": 1024, "torch_threads": 1024, "eval_deals": 1_000_000,
+              "rollout_steps": MAX_ROLLOUT, "update_epochs": 10_000, "num_minibatches": MAX_ROLLOUT,
+              "pool_size": 1000, "n_steps": MAX_ROLLOUT, "n_epochs": 10_000}
+"""Integer fields (of whichever config has them) and their largest allowed value (the smallest is 1):
+large enough for any real run, small enough that a typo cannot ask for all the memory there is."""
+
+
+def check_network_size(network: str, kwargs: dict[str, Any], key: str) -> None:
+    """Refuse a network whose options are unknown or whose size is out of bounds, before allocating it.
+
+    The same bounds as a checkpoint's sidecar (:func:`models.checkpoint.check_sizes`: layer sizes
+    up to ``MAX_LAYER_SIZE``, ``MAX_PARAMETERS`` parameters, counted on the ``meta`` device).
+    """
+    import torch
+
+    from models.checkpoint import MAX_PARAMETERS, CheckpointError, check_sizes
+    from models.networks import build_network
+
+    try:
+        check_sizes(kwargs, where=key)
+        with torch.device("meta"):  # shapes only: nothing is allocated
+            size = sum(p.numel() for p in build_network(network, **kwargs).parameters())
+    except CheckpointError as exc:
+        raise ConfigError(str(exc)) from None
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{key}: {exc}") from None
+    if size > MAX_PARAMETERS:
+        raise ConfigError(f"{key}: the network would have {size:,} parameters, over the {MAX_PARAMETERS:,} allowed")
+
+
+# ---------------------------------------------------------------- loading
+RUN_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*$")
+MAX_CONFIG_BYTES = 1 << 20
+"""A config file larger than this is refused before it is read."""
+
+
+def _check(ok: Any, key: str, value: Any, allowed: str) -> None:
+    if not ok:
+        raise ConfigError(f"{key}={value!r} is not allowed: use {allowed}")
+
+
+def _type_ok(value: Any, annotation: Any) -> bool:
+    """Whether ``value`` fits a field annotation (int, float, bool, str, list, dict, X | None)."""
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        return any(_type_ok(value, a) for a in typing.get_args(annotation))
+    if annotation is None or annotation is type(None):
+        return value is None
+    if annotation is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, annotation)
+
+
+def from_dict(cls: type[C], data: dict[str, Any]) -> C:
+    """A validated config of class ``cls`` from plain data; unknown keys and bad types are errors."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"a config must be a mapping of keys to values, got {type(data).__name__}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    hints = typing.get_type_hints(cls)
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ConfigError(f"unknown config key(s) {unknown}: allowed are {sorted(fields)}")
+    data = dict(data)
+    for key, value in data.items():
+        if isinstance(value, str) and hints[key] is float:
+            try:
+                data[key] = value = float(value)  # YAML reads 1e-3 (no dot) as a string
+            except ValueError:
+                pass
+        if not _type_ok(value, hints[key]):
+            raise ConfigError(f"{key}={value!r} has the wrong type: expected {fields[key].type}")
+    values = {k: float(v) if hints[k] is float else v for k, v in data.items()}
+    config = cls(**values)
+    config.validate()
+    return config
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str], cls: type | None = None) -> dict[str, Any]:
+    """``data`` with each ``key=value`` (value parsed as YAML; ``a.b=v`` sets a nested key) applied.
+
+    A nested key reaches one level into a mapping: ``rules.rounds``, ``network_kwargs.channels``.
+    With ``cls`` (the config class), ``a.b=v`` is refused unless field ``a`` is a mapping.
+    """
+    out = dict(data)
+    hints = typing.get_type_hints(cls) if cls is not None else {}
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"override {item!r} is not key=value")
+        key, raw = item.split("=", 1)
+        if not key.strip():
+            raise ConfigError(f"override {item!r} has no key: use key=value")
+        value = _yaml_value(raw, f"override {item!r}: the value")
+        head, dot, rest = key.strip().partition(".")
+        if dot:
+            mappings = sorted(k for k, t in hints.items() if t is dict)
+            where = f" (mapping fields: {', '.join(mappings)})" if mappings else ""
+            if "." in rest or not rest.strip() or not head:
+                raise ConfigError(f"override {item!r}: a nested key is FIELD.KEY, one level into a mapping{where}")
+            current = out.get(head)
+            if (current is not None and not isinstance(current, dict)) or (hints and hints.get(head, dict) is not dict):
+                raise ConfigError(f"override {item!r}: {head} is not a mapping, so {head}.{rest} does not exist: "
+                                  f"nested keys reach into mapping fields{where}")
+            inner = dict(current or {})
+            inner[rest] = value
+            out[head] = inner
+        else:
+            out[head] = value
+    return out
+
+
+def _yaml_value(text: str, what: str) -> Any:
+    """``yaml.safe_load(text)``, with every failure (also nesting too deep for the parser) as one ``ConfigError``."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{what} is not valid YAML ({_yaml_problem(exc)})") from None
+    except RecursionError:
+        raise ConfigError(f"{what} is nested too deeply") from None
+
+
+def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | None = None) -> C:
+    """Load ``path`` (YAML; None for the defaults), apply ``overrides``, validate."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            path = resolve_config(path)  # a file, or a shipped config's name (training/common/config_files.py)
+        except FileNotFoundError as exc:
+            raise ConfigError(str(exc)) from None
+        try:
+            if path.is_dir():
+                raise ConfigError(f"config file {str(path)!r} is a folder: give a YAML file")
+            if not path.is_file():  # a FIFO would block the read
+                raise ConfigError(f"config file {str(path)!r} is not a regular file")
+            if path.stat().st_size > MAX_CONFIG_BYTES:
+                raise ConfigError(f"config file {str(path)!r} is {path.stat().st_size} bytes, over the "
+                                  f"{MAX_CONFIG_BYTES} a config may have")
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"config file {str(path)!r} cannot be read: {exc}") from None
+        try:
+            loaded = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file {str(path)!r} is not valid YAML: {_yaml_problem(exc)}") from None
+        except RecursionError:
+            raise ConfigError(f"config file {str(path)!r} is nested too deeply") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"config file {str(path)!r} must hold a mapping of keys to values")
+        data = loaded or {}
+    return from_dict(cls, apply_overrides(data, overrides or [], cls))
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line: what PyYAML found wrong, and where."""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    mark = getattr(exc, "problem_mark", None)
+    return f"{problem} (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else str(problem)
+
+
+def dump_config(config: Any, path: str | Path) -> None:
+    """Write the resolved config as YAML (the run's record of what it trained with), atomically."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(yaml.safe_dump(config.to_dict() if hasattr(config, "to_dict") else dataclasses.asdict(config),
+                                  sort_keys=False))
+    os.replace(tmp, path)
+
+
+def config_arg_parser(description: str, cls: type, *, run_folder: bool = False,
+                      prog: str | None = None) -> argparse.ArgumentParser:
+    """The command line every training script shares: ``--config FILE`` and ``--set KEY=VALUE``.
+
+    ``run_folder``: also ``--resume`` and ``--overwrite`` (what to do with an existing run folder).
+    ``prog``: how the script is run, for ``--help`` and its one-line refusals.
+    """
+    parser = CommandParser(prog=prog, description=description)
+    parser.add_argument("--config", default=None,
+                        help=f"YAML config (keys: fields of {cls.__name__}): a file, or a shipped config by name "
+                             f"(NAME or configs/NAME.yaml, found in an installed package too)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one config key (repeatable; nested: rules.rounds=[11])")
+    if run_folder:
+        add_run_folder_args(parser)
+    return parser
+
+
+def add_run_folder_args(parser: argparse.ArgumentParser) -> None:
+    """``--resume`` / ``--overwrite``: a run never silently replaces the run already in its folder."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--resume", action="store_true",
+                       help="continue the run in <run_dir>/<name> from checkpoints/latest.pt (with --set "
+                            "total_steps=N: train a finished run longer)")
+    group.add_argument("--overwrite", action="store_true",
+                       help="delete the run in <run_dir>/<name> and start again")
+
+
+def parse_config(parser: argparse.ArgumentParser, cls: type[C], args: argparse.Namespace) -> C:
+    """The config of ``args.config`` and ``args.overrides``; a bad one exits with one line (code 2)."""
+    try:
+        return load_config(cls, args.config, args.overrides)
+    except ConfigError as exc:
+        parser.error(str(exc))

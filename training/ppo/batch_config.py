@@ -1,0 +1,120 @@
+"""``BatchPPOConfig``: the config of ``training/batch_ppo.py`` (PPO on the batched engine).
+
+Keys mean what :class:`training.common.config.SelfPlayConfig`'s mean where the idea is the same
+(``name``, ``run_dir``, ``total_steps``, ``eval_every``, ``network``, ``network_kwargs``,
+``learning_rate``, ``pool_size``, ``snapshot_every`` ...). What differs:
+
+* ``num_tables`` replaces ``num_envs``: tables of one :class:`tt_env.batch.BatchGame`;
+* ``rollout_steps`` counts moves of *every table* per rollout (CleanRL's ``num_steps``): an
+  update learns from about ``num_tables * rollout_steps * (learner share of the moves)``
+  learner decisions; ``total_steps`` still counts learner decisions;
+* ``opponents`` is a mix: the fraction of tables whose other seats are ``self`` (every seat is
+  the learner), ``pool`` (past versions of this run), ``greedy-v0`` or ``random-v0``;
+* ``device``: ``auto`` (CUDA when there is one), ``cpu``, ``cuda`` or ``cuda:K``;
+* ``privileged_critic``: the value comes from a separate critic that reads the global state
+  (every hand) during training only; the policy, and so every checkpoint, reads the observation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from training.common.config import BaseConfig, ConfigError, _check, check_network_size
+from training.common.device import DEVICE_PATTERN
+
+TABLE_KINDS = ("self", "pool", "greedy-v0", "random-v0")
+"""Who holds the non-learner seats of a table (``self``: nobody, every seat is the learner)."""
+MAX_TABLES = 1 << 20
+DEVICE = DEVICE_PATTERN
+"""The allowed ``device`` values (``training.common.device``, shared by every trainer)."""
+
+
+@dataclass
+class BatchPPOConfig(BaseConfig):
+    """``training/batch_ppo.py``: PPO with rollouts from thousands of batched tables on one device."""
+
+    name: str = "batch_ppo"
+    total_steps: int = 100_000
+    device: str = "auto"
+    """``auto`` (CUDA when available, else CPU), ``cpu``, ``cuda`` or ``cuda:K``: where the games,
+    the networks and the update run."""
+    network: str = "cardnet"
+    network_kwargs: dict = field(default_factory=dict)
+    num_tables: int = 128
+    """Tables played side by side (one BatchGame)."""
+    rollout_steps: int = 32
+    """Moves of every table per rollout (learner decisions per update: about num_tables x this x the
+    learner's share of the moves)."""
+    update_epochs: int = 4
+    num_minibatches: int = 8
+    clip_coef: float = 0.2
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    anneal_lr: bool = True
+    opponents: dict = field(default_factory=lambda: {"self": 0.3, "pool": 0.2, "greedy-v0": 0.25,
+                                                     "random-v0": 0.25})
+    """Fraction of the tables whose other seats are each kind (TABLE_KINDS); they sum to 1."""
+    pool_size: int = 5
+    snapshot_every: int = 10
+    """Updates between snapshots added to the pool (it starts with the initial network)."""
+    privileged_critic: bool = False
+    """PerfectDou's critic: the value reads the global state (every hand) plus the seat, in training only."""
+    critic_hidden_sizes: list = field(default_factory=lambda: [256, 256])
+    """Hidden layers of the privileged critic's MLP (used only with privileged_critic)."""
+    init_checkpoint: str | None = None
+    """Start from these weights (a checkpoint of the same network and player count)."""
+
+    FLOAT_RANGES = {**BaseConfig.FLOAT_RANGES,
+                    "clip_coef": (0.0, 1.0, "in (0, 1]"), "vf_coef": (None, None, ">= 0"),
+                    "max_grad_norm": (0.0, None, "> 0")}
+
+    def validate(self) -> None:
+        _check(self.num_envs == 8, "num_envs", self.num_envs,
+               "the default: batch_ppo plays num_tables tables (set num_tables instead)")
+        super().validate()
+        from models.networks import NETWORKS
+        from tt_env.batch.game import MAX_BATCH_DECKS
+
+        _check(1 <= self.num_tables <= MAX_TABLES, "num_tables", self.num_tables, f"an int from 1 to {MAX_TABLES}")
+        moves = self.rollout_steps * self.num_tables
+        _check(self.num_minibatches <= moves <= 1 << 24, "rollout_steps", self.rollout_steps,
+               f"an int with rollout_steps * num_tables (moves per rollout) from num_minibatches "
+               f"({self.num_minibatches}) to 16777216")
+        _check(self.train_rules().num_decks <= MAX_BATCH_DECKS, "rules", self.rules,
+               f"rules of at most {MAX_BATCH_DECKS} decks (the batched engine's limit)")
+        _check(self.network in NETWORKS, "network", self.network, f"one of {sorted(NETWORKS)}")
+        if "num_players" in self.network_kwargs:
+            raise ConfigError("network_kwargs: set num_players at the top level, not in network_kwargs")
+        check_network_size(self.network, {"num_players": self.num_players, **self.network_kwargs}, "network_kwargs")
+        _check(self.snapshot_every >= 1, "snapshot_every", self.snapshot_every, "an int >= 1")
+        mix = self.opponents
+        _check(isinstance(mix, dict) and mix and set(mix) <= set(TABLE_KINDS), "opponents", mix,
+               f"a mapping from {list(TABLE_KINDS)} to fractions of the tables, e.g. {{self: 0.5, greedy-v0: 0.5}}")
+        for kind, share in mix.items():
+            _check(isinstance(share, (int, float)) and not isinstance(share, bool) and math.isfinite(share)
+                   and 0 <= share <= 1, f"opponents.{kind}", share, "a fraction in [0, 1]")
+        _check(abs(sum(mix.values()) - 1.0) < 1e-6, "opponents", mix, "fractions that sum to 1")
+        _check(isinstance(self.critic_hidden_sizes, list) and self.critic_hidden_sizes
+               and all(isinstance(h, int) and not isinstance(h, bool) and 1 <= h <= 4096
+                       for h in self.critic_hidden_sizes),
+               "critic_hidden_sizes", self.critic_hidden_sizes, "a non-empty list of ints from 1 to 4096")
+        if self.init_checkpoint is not None:
+            _check(Path(self.init_checkpoint).exists(), "init_checkpoint", self.init_checkpoint,
+                   "an existing checkpoint file")
+
+    def table_counts(self) -> dict[str, int]:
+        """Tables of each kind (largest remainders, in TABLE_KINDS order; they sum to num_tables)."""
+        exact = {k: self.opponents.get(k, 0.0) * self.num_tables for k in TABLE_KINDS}
+        counts = {k: int(math.floor(v)) for k, v in exact.items()}
+        left = self.num_tables - sum(counts.values())
+        for k in sorted(TABLE_KINDS, key=lambda k: (-(exact[k] - counts[k]), TABLE_KINDS.index(k)))[:left]:
+            counts[k] += 1
+        return counts
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out.pop("num_envs", None)  # selfplay's key; this trainer has num_tables
+        return out
