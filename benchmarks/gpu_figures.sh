@@ -65,9 +65,13 @@ timeout 70 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --
     --envs batch --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -8 | tee "$OUT/bench_batch_48p.txt"
 # 3. the solver alone, both tensor backends (exactness against the scalar C solver, then speed)
 timeout 100 python3 benchmarks/bench_batch_solver.py --device cuda --backends torch,triton --hands 20000 \
-    --torch-hands 4000 --torch-seconds 2 --torch-batch-sizes 16384,65536 --repeats 2 2>&1 | tail -28 \
+    --torch-hands ${SOLVER_HANDS:-4000} --torch-seconds 2 --torch-batch-sizes 16384,65536 --repeats 2 2>&1 | tail -28 \
     | tee "$OUT/bench_solver.txt"
-# 4. the batched trainer
+# 4. every trainer with --device cuda: a tiny run from its command line, its checkpoint read on
+#    the CPU, and the PPO trainers resumed on the GPU
+timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_trainers_on_cuda.py 2>&1 | tail -6 \
+    | tee "$OUT/trainers_on_cuda.txt"
+# 5. the batched trainer
 timeout 75 python3 benchmarks/bench_training.py --contenders batch_ppo --device cuda --tables 4096 \
     --steps 200000 --repeats 1 2>&1 | tail -8 | tee "$OUT/bench_training.txt"
 echo done | tee "$OUT/done.txt"
