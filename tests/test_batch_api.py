@@ -159,7 +159,7 @@ def test_lockstep_phase_follows_every_table(autoreset: bool) -> None:
     """The phase the engine assumes on the host (to skip what no table needs) is every playing
     table's phase, through round ends, game ends and restarts."""
     rules = Rules(num_players=3, rounds=(1, 2), max_turns_per_round=7)
-    game = BatchGame(rules, 32, seed=4, autoreset=autoreset, check_actions=autoreset)  # finished tables: any action
+    game = BatchGame(rules, 32, seed=4, autoreset=autoreset)  # a finished table ignores its action
     ts = game.reset()
     gen = torch.Generator().manual_seed(4)
     ended = 0

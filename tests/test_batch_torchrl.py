@@ -40,3 +40,4 @@ def test_rollout_with_masked_random_policy_ends_games() -> None:
         else:
             td = nxt.select("observation", "action_mask", "seat", "done", "terminated")
     assert ended > 0
+    assert env.game._lockstep_phase is not None  # every step moved every table: the engine's lockstep held

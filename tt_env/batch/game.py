@@ -274,6 +274,7 @@ class BatchGame:
         if self.check_actions:
             inside = (actions >= 0) & (actions < NUM_ACTIONS)
             legal = inside & self._mask.gather(1, actions.clamp(0, NUM_ACTIONS - 1).unsqueeze(1)).squeeze(1)
+            legal |= self.state.game_over  # a finished table (autoreset=False) ignores its action
             if active is not None:
                 legal |= ~active
             if not bool(legal.all()):  # host: check_actions=True only (off: no wait in step)
@@ -281,7 +282,7 @@ class BatchGame:
                 allowed = self._mask[i].nonzero().flatten().tolist()  # host: only on the way to raising
                 raise ValueError(f"illegal action {int(actions[i])} at table {i} (seat {int(self.state.current[i])}): "
                                  f"legal actions there are {allowed} (0 draw stock, 1 take discard, 2+c discard "
-                                 f"card c; none once a game is over)")
+                                 f"card c)")
         return actions
 
     def _on_rows(self, mask: torch.Tensor, fn: Callable[..., None], *outputs: torch.Tensor) -> None:

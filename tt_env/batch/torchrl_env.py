@@ -55,8 +55,9 @@ class ThreeThirteenTorchRLEnv(EnvBase):
         return self._out(ts, with_reward=False)
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
-        live = ~self.game.state.game_over  # finished tables wait for their reset; their actions are ignored
-        ts = self.game.step(tensordict.get("action").reshape(-1), active=live)
+        # finished tables wait for their reset and ignore their actions; stepping every table keeps
+        # the engine's lockstep (BatchGame.step), which skips the work no table needs
+        ts = self.game.step(tensordict.get("action").reshape(-1))
         return self._out(ts, with_reward=True)
 
     def _set_seed(self, seed: int | None) -> None:
