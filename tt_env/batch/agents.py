@@ -130,10 +130,13 @@ class BatchRandom:
     def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
         """The ``u``-th legal action of each row, ``u`` uniform below its count (one draw per row)."""
         mask = action_mask.bool()
-        legal = mask.sum(dim=1)
+        seen = mask.cumsum(dim=1, dtype=torch.int32)  # legal actions up to each column
+        legal = seen[:, -1]
         u = torch.rand(mask.shape[0], generator=self.generator, device=mask.device)
-        pick = (u * legal).long().clamp(max=(legal - 1).clamp(min=0))
-        return (mask.cumsum(dim=1) > pick.unsqueeze(1)).int().argmax(dim=1)
+        pick = (u * legal).int().clamp(max=(legal - 1).clamp(min=0))
+        # the first column where more than ``pick`` legal actions are seen (rows sorted: a binary search)
+        action = torch.searchsorted(seen, (pick + 1).unsqueeze(1)).squeeze(1)
+        return torch.where(legal > 0, action, 0)
 
 
 class BatchNetwork:

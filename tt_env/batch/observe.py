@@ -39,34 +39,47 @@ def observe_and_mask(state: BatchState, round_number: torch.Tensor, num_cards: i
 
 def legal_mask(state: BatchState, discard_drawn_discard: bool) -> torch.Tensor:
     """(B, 54) bool: the legal actions of the seat to move (all False once a game is over)."""
-    hand = state.hands.gather(1, state.current.view(-1, 1, 1).expand(-1, 1, 52)).squeeze(1)
+    b, n = state.hands.shape[0], state.hands.shape[1]
+    hand = torch.empty(b, 52, dtype=state.hands.dtype, device=state.hands.device)
+    _seat_rows(state.hands, torch.arange(0, b * n, n, device=hand.device) + state.current, hand)
     return _legal_mask(state, hand, discard_drawn_discard)
+
+
+def _seat_rows(counts: torch.Tensor, index: torch.Tensor, into: torch.Tensor) -> None:
+    """Copy the (52,) counts of flat rows ``index`` of ``counts`` ((B, N, 52)) into ``into`` ((B, 52)).
+
+    ``index_select`` into a contiguous buffer is the cheapest row gather on a CPU (a copy of
+    whole rows); ``into`` may be a strided slice of the observation."""
+    if into.is_contiguous():
+        torch.index_select(counts.view(-1, 52), 0, index, out=into)
+    else:
+        into.copy_(counts.view(-1, 52).index_select(0, index))
 
 
 def _observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
              seat: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """(observation of ``seat``, a view of its hand counts): the layout's pieces written in order
-    into one output (no intermediate copies: this is most of a step's work on a CPU)."""
+    """(observation of ``seat``, its hand counts): the layout's pieces written in order into one
+    output (no intermediate copies where avoidable: this is most of a step's work on a CPU)."""
     b, n = state.hands.shape[0], state.hands.shape[1]
     seat = state.current if seat is None else seat
     dev = seat.device
-    rows = torch.arange(b, device=dev)
+    base = torch.arange(0, b * n, n, device=dev)
     out = torch.empty(b, observation_size(n), dtype=state.hands.dtype, device=dev)
-    hand = out[:, :52]
-    hand.copy_(state.hands.view(b * n, 52)[rows * n + seat])
+    hand = torch.empty(b, 52, dtype=out.dtype, device=dev)
+    _seat_rows(state.hands, base + seat, hand)
+    out[:, :52] = hand
     top = pile_top(state)
     top_hot = out[:, 52:104]
     top_hot.zero_()
     top_hot.scatter_(1, top.clamp(min=0).unsqueeze(1), (top >= 0).to(out.dtype).unsqueeze(1))
     torch.sub(state.pile_counts, top_hot, out=out[:, 104:156])
     # per opponent from the observer's left: what it took and still holds, then what it discarded
-    taken, discarded = state.known_taken.view(b * n, 52), state.discards.view(b * n, 52)
     width = 52 * (n - 1)
     for k in range(1, n):
-        other = rows * n + (seat + k) % n
+        other = base + (seat + k) % n
         at = 156 + 52 * (k - 1)
-        out[:, at:at + 52] = taken[other]
-        out[:, at + width:at + width + 52] = discarded[other]
+        _seat_rows(state.known_taken, other, out[:, at:at + 52])
+        _seat_rows(state.discards, other, out[:, at + width:at + width + 52])
     # one-hots: wild rank (13), round (11), phase (2), who went out (N, from the observer)
     at = 156 + 2 * width
     hot = out[:, at:at + 26 + n]
@@ -89,17 +102,22 @@ def _observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_
 
 
 def _legal_mask(state: BatchState, hand: torch.Tensor, discard_drawn_discard: bool) -> torch.Tensor:
-    """(B, 54) bool legal actions of the seat to move, whose hand counts are ``hand``."""
+    """(B, 54) bool legal actions of the seat to move, whose hand counts are ``hand`` ((B, 52)).
+
+    Written into one output: the two draw actions, then the held cards while discarding."""
     b = hand.shape[0]
-    dev = hand.device
     live = ~state.game_over
     draw = (state.phase == 0) & live
-    held = hand > 0
+    mask = torch.empty(b, 54, dtype=torch.bool, device=hand.device)
+    held = mask[:, 2:]
+    torch.gt(hand, 0, out=held)
+    held &= ((state.phase == 1) & live).unsqueeze(1)
     if not discard_drawn_discard:
-        # the card just taken may not go back unless it is all the hand holds
-        taken = state.taken.clamp(min=0)
-        rows = torch.arange(b, device=dev)
-        others = held.sum(dim=1) - held[rows, taken].long() > 0
-        held[rows, taken] &= ~((state.taken >= 0) & others)
-    heads = torch.stack([draw & ((state.stock_len > 0) | (state.pile_len > 1)), draw & (state.pile_len > 0)], dim=1)
-    return torch.cat([heads, held & ((state.phase == 1) & live).unsqueeze(1)], dim=1)
+        # the card just taken may not go back unless it is all the hand holds (no other card held)
+        at = torch.arange(0, b * 52, 52, device=hand.device) + state.taken.clamp(min=0)
+        others = hand.sum(dim=1) - hand.view(-1).take(at) > 0
+        blocked = (state.taken >= 0) & others
+        mask.view(-1)[at + 2 * (torch.arange(b, device=hand.device) + 1)] &= ~blocked
+    mask[:, 0] = draw & ((state.stock_len > 0) | (state.pile_len > 1))
+    mask[:, 1] = draw & (state.pile_len > 0)
+    return mask

@@ -377,16 +377,29 @@ def could_meld_completely(counts: torch.Tensor, wild_rank: torch.Tensor) -> torc
     only be melded with at least two wilds: in a set of its own rank (two wilds), or in a run whose
     nearest other natural is three or more ranks away (two wilds between). So a hand holding an
     isolated natural and at most one wild cannot meld completely. The go-out check solves only the
-    other hands."""
+    other hands.
+
+    Each suit's ranks are a 13-bit mask (bit ``r - 1`` for rank ``r``), so that the neighbours
+    are shifts of a few (B, 4) integers rather than passes over every card."""
     b = counts.shape[0]
-    ranks = torch.arange(1, 14, device=counts.device)
     cards = counts.view(b, 4, 13)
-    is_wild = (ranks.view(1, 1, 13) == wild_rank.view(b, 1, 1))
-    present = (cards > 0) & ~is_wild
-    wilds = torch.where(is_wild, cards, 0).sum(dim=(1, 2), dtype=torch.int64)
-    same_rank = torch.where(is_wild, 0, cards).sum(dim=1, dtype=torch.int64) >= 2       # (B, 13)
-    near = torch.zeros_like(present)
-    for shift in (1, 2, -1, -2):
-        near |= present.roll(shift, dims=2)
-    isolated = present & ~near & ~same_rank.unsqueeze(1)
-    return ~(isolated.flatten(1).any(dim=1) & (wilds <= 1))
+    wild = wild_rank.view(b).long()
+    has_wild = wild > 0
+    wild_col = (wild - 1).clamp(min=0).view(b, 1, 1).expand(b, 4, 1)
+    wilds = torch.where(has_wild, cards.gather(2, wild_col).sum(dim=(1, 2), dtype=torch.int64), 0)
+    # (B, 2, 4) masks of the ranks held once or more / twice or more, per suit, wild rank left out
+    powers = torch.tensor([float(1 << r) for r in range(13)], device=counts.device)
+    masks = (torch.stack((cards > 0, cards > 1), dim=1).to(torch.float32) @ powers).to(torch.int32)
+    naturals = ~torch.where(has_wild, 1 << (wild - 1), 0).to(torch.int32).view(b, 1, 1)
+    masks &= naturals
+    held, doubled = masks[:, 0], masks[:, 1]                    # (B, 4) each
+    # ranks with two naturals or more: two suits hold it, or one suit holds two copies
+    same_rank = doubled[:, 0] | doubled[:, 1] | doubled[:, 2] | doubled[:, 3]
+    for i in range(4):
+        for j in range(i + 1, 4):
+            same_rank |= held[:, i] & held[:, j]
+    near = torch.zeros_like(held)
+    for shift in (1, 2, 11, 12):                                # +-1 and +-2 ranks, circularly
+        near |= ((held << shift) | (held >> (13 - shift))) & 0x1FFF
+    isolated = held & ~near & ~same_rank.unsqueeze(1)
+    return ~((isolated != 0).any(dim=1) & (wilds <= 1))
