@@ -163,7 +163,8 @@ class BatchGame:
         card = (actions - DISCARD_BASE).clamp(0, 51)
         top = pile_top(s)
 
-        # every count update below is one index_add_ on a flat view, at (table, seat, card)
+        # every count update below is one index_add_ on a flat view, at (table, seat, card); a table
+        # draws or discards, never both, so each count changes at one card per table
         at_seat = (rows * n + seat) * 52
         at_table = rows * 52
         top0 = top.clamp(min=0)
@@ -174,23 +175,25 @@ class BatchGame:
             self._on_rows(stock_draw & (s.stock_len == 0), self._reshuffle)
         drawn = s.stock.gather(1, (s.stock_len - 1).clamp(min=0).unsqueeze(1)).squeeze(1)
         s.stock_len -= stock_draw.long()
-        # take the top of the discard pile
+        # or take the top of the discard pile
         s.pile_len -= take.long()
-        _add(s.pile_counts, at_table + top0, take, -1.0)
-        _add(s.known_taken, at_seat + top0, take)
-        s.taken = torch.where(take, top, s.taken)
         got = torch.where(take, top, drawn).clamp(min=0)
-        _add(s.hands, at_seat + got, drawing)
-
-        # discard: onto the pile; one copy leaves the known-taken cards
-        _add(s.hands, at_seat + card, discard, -1.0)
+        # discard: onto the pile
         slot = s.pile_len.clamp(max=self.shoe_size - 1).unsqueeze(1)
         s.pile.scatter_(1, slot, torch.where(discard, card, s.pile.gather(1, slot).squeeze(1)).unsqueeze(1))
         s.pile_len += discard.long()
-        _add(s.pile_counts, at_table + card, discard)
-        _add(s.discards, at_seat + card, discard)
-        _add(s.known_taken, at_seat + card, discard & (s.known_taken.view(-1)[at_seat + card] > 0), -1.0)
-        s.taken = torch.where(discard, -1, s.taken)
+
+        # the counts: the hand gains the card drawn or loses the one discarded; the pile loses the
+        # card taken or gains the one discarded; the known-taken cards gain the card taken or lose
+        # one copy of the card discarded (if any is known)
+        gains, loses = drawing.to(COUNT_DTYPE), discard.to(COUNT_DTYPE)
+        at_card = at_seat + card
+        _change(s.hands, at_seat + torch.where(drawing, got, card), gains - loses)
+        _change(s.pile_counts, at_table + torch.where(take, top0, card), loses - take.to(COUNT_DTYPE))
+        _add(s.discards, at_card, discard)
+        known = discard & (s.known_taken.view(-1).take(at_card) > 0)
+        _change(s.known_taken, torch.where(take, at_seat + top0, at_card), take.to(COUNT_DTYPE) - known.to(COUNT_DTYPE))
+        s.taken = torch.where(take, top, torch.where(discard, -1, s.taken))
         s.turn += discard.long()
         s.phase = torch.where(drawing, 1, s.phase)
 
@@ -246,7 +249,7 @@ class BatchGame:
 
     # ------------------------------------------------------------------ internals
     def _round_number(self, s: BatchState) -> torch.Tensor:
-        return self._rounds[s.round_index]
+        return self._rounds.index_select(0, s.round_index)
 
     def reset_tables(self, mask: torch.Tensor) -> TimeStep:
         """Start new games on the tables where ``mask`` ((B,) bool) holds; the others go on."""
@@ -481,6 +484,11 @@ class BatchGame:
 def _add(counts: torch.Tensor, flat_index: torch.Tensor, where: torch.Tensor, sign: float = 1.0) -> None:
     """Add ``sign`` to ``counts`` (any shape, viewed flat) at ``flat_index`` where ``where`` holds."""
     counts.view(-1).index_add_(0, flat_index, where.to(counts.dtype), alpha=sign)
+
+
+def _change(counts: torch.Tensor, flat_index: torch.Tensor, delta: torch.Tensor) -> None:
+    """Add ``delta`` (one value per index, in ``counts``' dtype) to ``counts`` viewed flat at ``flat_index``."""
+    counts.view(-1).index_add_(0, flat_index, delta)
 
 
 def win_rewards(scores: torch.Tensor) -> torch.Tensor:

@@ -70,8 +70,7 @@ def _observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_
     out[:, :52] = hand
     top = pile_top(state)
     top_hot = out[:, 52:104]
-    top_hot.zero_()
-    top_hot.scatter_(1, top.clamp(min=0).unsqueeze(1), (top >= 0).to(out.dtype).unsqueeze(1))
+    torch.eq(torch.arange(52, device=dev), top.unsqueeze(1), out=top_hot)  # all 0 where no top (-1)
     torch.sub(state.pile_counts, top_hot, out=out[:, 104:156])
     # per opponent from the observer's left: what it took and still holds, then what it discarded
     width = 52 * (n - 1)
@@ -110,8 +109,9 @@ def _legal_mask(state: BatchState, hand: torch.Tensor, discard_drawn_discard: bo
     draw = (state.phase == 0) & live
     mask = torch.empty(b, 54, dtype=torch.bool, device=hand.device)
     held = mask[:, 2:]
-    torch.gt(hand, 0, out=held)
-    held &= ((state.phase == 1) & live).unsqueeze(1)
+    # the cards held, while discarding: one comparison with a per-row bar (never passed while drawing)
+    bar = torch.where((state.phase == 1) & live, 0.0, float("inf")).to(hand.dtype)
+    torch.gt(hand, bar.unsqueeze(1), out=held)
     if not discard_drawn_discard:
         # the card just taken may not go back unless it is all the hand holds (no other card held)
         at = torch.arange(0, b * 52, 52, device=hand.device) + state.taken.clamp(min=0)
