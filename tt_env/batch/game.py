@@ -20,7 +20,7 @@ from ..engine.game import DISCARD_BASE, NUM_ACTIONS, GameState
 from ..engine.rules import Rules
 from ..engine.scoring import REWARD_MODES, penalty_rewards, relative_rewards
 from ..observation import observation_size
-from .observe import observe, observe_and_mask, pile_top
+from .observe import observe, observe_and_mask, pile_top, row_items
 from .random_keys import seed_words, shuffle_order, shuffle_prefix, stream_base, uniform_below
 from .solver import BACKENDS as SOLVER_BACKENDS
 from .solver import could_meld_completely, least_penalty
@@ -173,14 +173,14 @@ class BatchGame:
         _add(s.passed, at_seat + top0, stock_draw & (top >= 0))
         if lockstep != 1:  # someone may be drawing
             self._on_rows(stock_draw & (s.stock_len == 0), self._reshuffle)
-        drawn = s.stock.gather(1, (s.stock_len - 1).clamp(min=0).unsqueeze(1)).squeeze(1)
+        drawn = row_items(s.stock, (s.stock_len - 1).clamp(min=0))
         s.stock_len -= stock_draw.long()
         # or take the top of the discard pile
         s.pile_len -= take.long()
         got = torch.where(take, top, drawn).clamp(min=0)
         # discard: onto the pile
-        slot = s.pile_len.clamp(max=self.shoe_size - 1).unsqueeze(1)
-        s.pile.scatter_(1, slot, torch.where(discard, card, s.pile.gather(1, slot).squeeze(1)).unsqueeze(1))
+        slot = s.pile_len.clamp(max=self.shoe_size - 1)
+        s.pile.index_put_((rows, slot), torch.where(discard, card, row_items(s.pile, slot)))
         s.pile_len += discard.long()
 
         # the counts: the hand gains the card drawn or loses the one discarded; the pile loses the

@@ -18,9 +18,16 @@ def seat_order(seat: torch.Tensor, num_players: int) -> torch.Tensor:
     return (seat.unsqueeze(1) + torch.arange(num_players, device=seat.device)) % num_players
 
 
+def row_items(table: torch.Tensor, column: torch.Tensor) -> torch.Tensor:
+    """(B,) ``table[i, column[i]]`` of a (B, C) tensor (a flat ``take``: on a CPU several times
+    cheaper than ``gather`` along dim 1)."""
+    at = torch.arange(0, table.shape[0] * table.shape[1], table.shape[1], device=table.device)
+    return table.take(at + column)
+
+
 def pile_top(state: BatchState) -> torch.Tensor:
     """(B,) top card of the discard pile, -1 where the pile is empty."""
-    top = state.pile.gather(1, (state.pile_len - 1).clamp(min=0).unsqueeze(1)).squeeze(1)
+    top = row_items(state.pile, (state.pile_len - 1).clamp(min=0))
     return torch.where(state.pile_len > 0, top, -1)
 
 
