@@ -53,14 +53,9 @@ def legal_mask(state: BatchState, discard_drawn_discard: bool) -> torch.Tensor:
 
 
 def _seat_rows(counts: torch.Tensor, index: torch.Tensor, into: torch.Tensor) -> None:
-    """Copy the (52,) counts of flat rows ``index`` of ``counts`` ((B, N, 52)) into ``into`` ((B, 52)).
-
-    ``index_select`` into a contiguous buffer is the cheapest row gather on a CPU (a copy of
-    whole rows); ``into`` may be a strided slice of the observation."""
-    if into.is_contiguous():
-        torch.index_select(counts.view(-1, 52), 0, index, out=into)
-    else:
-        into.copy_(counts.view(-1, 52).index_select(0, index))
+    """Copy the (52,) counts of flat rows ``index`` of ``counts`` ((B, N, 52)) into ``into`` ((B, 52),
+    a slice of the observation): ``index_select`` straight into it is the cheapest row gather on a CPU."""
+    torch.index_select(counts.view(-1, 52), 0, index, out=into)
 
 
 def _observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
@@ -72,9 +67,8 @@ def _observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_
     dev = seat.device
     base = torch.arange(0, b * n, n, device=dev)
     out = torch.empty(b, observation_size(n), dtype=state.hands.dtype, device=dev)
-    hand = torch.empty(b, 52, dtype=out.dtype, device=dev)
+    hand = out[:, :52]
     _seat_rows(state.hands, base + seat, hand)
-    out[:, :52] = hand
     top = pile_top(state)
     top_hot = out[:, 52:104]
     torch.eq(torch.arange(52, device=dev), top.unsqueeze(1), out=top_hot)  # all 0 where no top (-1)
@@ -121,10 +115,11 @@ def _legal_mask(state: BatchState, hand: torch.Tensor, discard_drawn_discard: bo
     torch.gt(hand, bar.unsqueeze(1), out=held)
     if not discard_drawn_discard:
         # the card just taken may not go back unless it is all the hand holds (no other card held)
-        at = torch.arange(0, b * 52, 52, device=hand.device) + state.taken.clamp(min=0)
-        others = hand.sum(dim=1) - hand.view(-1).take(at) > 0
+        taken = state.taken.clamp(min=0)
+        others = hand.sum(dim=1) - row_items(hand, taken) > 0
         blocked = (state.taken >= 0) & others
-        mask.view(-1)[at + 2 * (torch.arange(b, device=hand.device) + 1)] &= ~blocked
+        rows = torch.arange(b, device=hand.device)
+        mask.index_put_((rows, taken + 2), row_items(mask[:, 2:], taken) & ~blocked)
     mask[:, 0] = draw & ((state.stock_len > 0) | (state.pile_len > 1))
     mask[:, 1] = draw & (state.pile_len > 0)
     return mask
