@@ -448,16 +448,25 @@ class BatchGame:
         part.pile_counts = torch.zeros_like(part.pile_counts).scatter_(1, top, 1)
 
     def _rewards(self, points: torch.Tensor, ends: torch.Tensor, over: torch.Tensor) -> torch.Tensor:
-        """(B, N) float32 rewards of this step, as ``three_thirteen_v0`` gives them."""
+        """(B, N) float32 rewards of this step, as ``three_thirteen_v0`` gives them (0 where no
+        round ended; on a CPU computed on just the rows where one did)."""
+        if self._sparse:
+            rewards = torch.zeros(points.shape, dtype=torch.float32, device=self.device)
+            rows = ends.nonzero().squeeze(1)  # host: CPU only (self._sparse), no device to wait for
+            if rows.numel():
+                rewards[rows] = self._reward_values(points[rows], over[rows], self.state.scores[rows]).float()
+            return rewards
+        values = self._reward_values(points, over, self.state.scores)
+        return torch.where(ends.unsqueeze(1), values, 0.0).float()
+
+    def _reward_values(self, points: torch.Tensor, over: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        """(K, N) float64 rewards of rows whose round ended with ``points`` (``over``: the game too)."""
         p = points.double()  # float64, then float32 once: the scalar env's Python floats, rounded
         if self.reward_mode == "relative":
-            values = relative_rewards(p)
-        elif self.reward_mode == "penalty":
-            values = penalty_rewards(p)
-        else:
-            values = win_rewards(self.state.scores).double()
-            values = torch.where(over.unsqueeze(1), values, 0.0)
-        return torch.where(ends.unsqueeze(1), values, 0.0).float()
+            return relative_rewards(p)
+        if self.reward_mode == "penalty":
+            return penalty_rewards(p)
+        return torch.where(over.unsqueeze(1), win_rewards(scores).double(), 0.0)
 
     def _timestep(self, rewards: torch.Tensor, ends: torch.Tensor, over: torch.Tensor, scores: torch.Tensor,
                   points: torch.Tensor, final: tuple[torch.Tensor, torch.Tensor] | torch.Tensor | None, went_now: torch.Tensor | None = None,
