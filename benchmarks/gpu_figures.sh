@@ -2,13 +2,18 @@
 # Every GPU figure of the batched engine and the batched trainer, in one run on a GPU machine
 # with no network (docs/batched-engine.md, ../shared/GPU.md). Wheels of the pure-Python packages
 # the machine lacks are in .whl/ (downloaded on the development machine). Figures go to $OUT.
+# PARTS picks sections (default all): engine (smoke check, CUDA tests, host syncs, decisions/s),
+# solver, trainers (every trainer on cuda), training (the batched trainer's steps/s).
 set -u
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"; SMOKE=/tmp/triton_smoke.txt
+PARTS=${PARTS:-engine,solver,trainers,training}
+want() { [[ ",$PARTS," == *",$1,"* ]]; }
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 python3 setup.py build_ext --inplace -q >/dev/null 2>&1
 { nvidia-smi -L; python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"; nproc; } \
     | tee "$OUT/machine.txt"
+if want engine; then
 # 0. the fused (Triton) solver against the plain tensor program on random hands; the engine's
 #    solver falls back to the plain program for the figures below if they differ
 SOLVER=auto
@@ -63,15 +68,22 @@ timeout 100 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" -
     --players 2 --envs batch,tt_raw --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -12 | tee "$OUT/bench_batch_2p.txt"
 timeout 70 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 16384 --players 4,8 \
     --envs batch --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -8 | tee "$OUT/bench_batch_48p.txt"
+fi
+if want solver; then
 # 3. the solver alone, both tensor backends (exactness against the scalar C solver, then speed)
 timeout 100 python3 benchmarks/bench_batch_solver.py --device cuda --backends torch,triton --hands 20000 \
     --torch-hands ${SOLVER_HANDS:-4000} --torch-seconds 2 --torch-batch-sizes 16384,65536 --repeats 2 2>&1 | tail -28 \
     | tee "$OUT/bench_solver.txt"
+fi
+if want trainers; then
 # 4. every trainer with --device cuda: a tiny run from its command line, its checkpoint read on
 #    the CPU, and the PPO trainers resumed on the GPU
 timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_trainers_on_cuda.py 2>&1 | tail -6 \
     | tee "$OUT/trainers_on_cuda.txt"
+fi
+if want training; then
 # 5. the batched trainer
 timeout 75 python3 benchmarks/bench_training.py --contenders batch_ppo --device cuda --tables 4096 \
     --steps 200000 --repeats 1 2>&1 | tail -8 | tee "$OUT/bench_training.txt"
+fi
 echo done | tee "$OUT/done.txt"
