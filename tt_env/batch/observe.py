@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 
 from ..observation import HAND_SCALE, SCORE_SCALE, observation_size
+from ..observation.sizes import NUM_ACTIONS
 from .state import BatchState
 
 
@@ -108,7 +109,7 @@ def _legal_mask(state: BatchState, hand: torch.Tensor, discard_drawn_discard: bo
     b = hand.shape[0]
     live = ~state.game_over
     draw = (state.phase == 0) & live
-    mask = torch.empty(b, 54, dtype=torch.bool, device=hand.device)
+    mask = torch.empty(b, NUM_ACTIONS, dtype=torch.bool, device=hand.device)
     held = mask[:, 2:]
     # the cards held, while discarding: one comparison with a per-row bar (never passed while drawing)
     bar = torch.where((state.phase == 1) & live, 0.0, float("inf")).to(hand.dtype)
