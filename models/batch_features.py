@@ -11,8 +11,9 @@ tensor operations on the observations' device and one call of the batched exact 
   phase may not be), the hand in view less one copy of that card.
 
 The candidates of a row are its at most ``MAX_CANDIDATES`` distinct cards in view, picked with
-``topk`` at a fixed width, so the shapes never depend on the data: no host synchronisation on
-CUDA, no Python loop per row.
+``topk``; no Python loop per row. Off the CPU the width is fixed, so the shapes never depend on
+the data and nothing waits for the device (no host synchronisation on CUDA). On a CPU, where
+reading a value is free, the width is the batch's largest and only the hands that count are solved.
 """
 
 from __future__ import annotations
@@ -53,17 +54,42 @@ def _read_observations(obs: torch.Tensor, num_players: int
     return hand, top, in_view, wild
 
 
-def _candidates(view: torch.Tensor, top: torch.Tensor, in_view: torch.Tensor, width: int
+def _candidates(view: torch.Tensor, top: torch.Tensor, in_view: torch.Tensor, sync_free: bool
                 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(cards (B, width) int64, valid (B, width) bool)``: the distinct cards of each hand in view
-    that may be discarded (not the top discard just seen), padded with distinct cards not held."""
+    """``(cards (B, W) int64, valid (B, W) bool)``: the distinct cards of each hand in view that may
+    be discarded (not the top discard just seen), padded with distinct cards not held.
+
+    ``W`` is :data:`MAX_CANDIDATES` when ``sync_free`` (a fixed shape: no host synchronisation);
+    else it is the batch's most candidates, and too many is an error.
+    """
     cards = torch.arange(52, device=view.device)
     allowed = (view > 0) & ~(in_view.unsqueeze(1) & (cards == top.unsqueeze(1)))
+    width = MAX_CANDIDATES
+    if not sync_free:
+        most = int(allowed.sum(1).max()) if len(view) else 0
+        if most > MAX_CANDIDATES:
+            raise ValueError(f"a hand in view holds {most} distinct cards that may be discarded: the solver "
+                             f"features handle hands of at most {MAX_CANDIDATES} cards")
+        width = max(most, 1)
     # a distinct key per card, candidates first: topk then returns every candidate, and distinct cards
-    _check_candidates(allowed, width)
     key = allowed.long() * 64 + (63 - cards)
     picked = key.topk(width, dim=1).indices
     return picked, allowed.gather(1, picked)
+
+
+def _solve(hands: torch.Tensor, wild: torch.Tensor, valid: torch.Tensor, rules: Rules, backend: str,
+           sync_free: bool) -> torch.Tensor:
+    """``(B, W + 1)`` int64 least penalties of :func:`_hands_to_solve`'s hands; unless
+    ``sync_free``, only the hands that count are solved (picking them synchronises)."""
+    b, w = valid.shape
+    wilds = wild.repeat_interleave(w + 1)
+    if sync_free:
+        return least_penalty(hands, wilds, rules, backend=backend).long().view(b, w + 1)
+    needed = torch.cat([torch.ones_like(valid[:, :1]), valid], dim=1).view(-1).nonzero().squeeze(1)
+    out = torch.zeros(b * (w + 1), dtype=torch.long, device=hands.device)
+    out[needed] = least_penalty(hands.index_select(0, needed), wilds.index_select(0, needed), rules,
+                                backend=backend).long()
+    return out.view(b, w + 1)
 
 
 def _hands_to_solve(hand: torch.Tensor, view: torch.Tensor, cards: torch.Tensor, valid: torch.Tensor
@@ -91,31 +117,26 @@ def _check_input(obs: torch.Tensor, num_players: int) -> None:
         raise TypeError(f"obs must be a float tensor, not {obs.dtype}")
 
 
-def _check_candidates(allowed: torch.Tensor, width: int) -> None:
-    """On a CPU (no device to wait for), refuse hands with more candidates than the width."""
-    if allowed.device.type == "cpu" and bool((allowed.sum(1) > width).any()):
-        raise ValueError(f"a hand in view holds more than {width} distinct cards that may be discarded: "
-                         f"the solver features handle hands of at most {MAX_CANDIDATES} cards")
-
-
 def solver_features_torch(obs: torch.Tensor, num_players: int, aces_high: bool = False,
-                          meld_needs_natural: bool = False, decks: int | None = None, backend: str = "auto"
-                          ) -> tuple[torch.Tensor, torch.Tensor]:
+                          meld_needs_natural: bool = False, decks: int | None = None, backend: str = "auto",
+                          sync_free: bool | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """``(planes (B, 3, 52), scalars (B, 3))`` float32 on ``obs``'s device: exactly
     :func:`models.features.solver_features` of ``obs`` (a ``(B, obs_size)`` float tensor).
 
     ``decks`` (default: the automatic count for ``num_players``) bounds the copies of a card the
     solver's torch and Triton programs handle; ``backend`` is passed to :func:`tt_env.batch.least_penalty`.
+    ``sync_free`` (default: off the CPU) keeps every shape fixed, so that nothing waits for the
+    device; otherwise the batch is cut to the hands that count, which is faster on a CPU.
     """
     _check_input(obs, num_players)
-    b, device, w = obs.shape[0], obs.device, MAX_CANDIDATES
+    b, device = obs.shape[0], obs.device
     hand, top, in_view, wild = _read_observations(obs, num_players)
     view = hand.scatter_add(1, top.unsqueeze(1), in_view.long().unsqueeze(1))
-    cards, valid = _candidates(view, top, in_view, w)
+    sync_free = obs.device.type != "cpu" if sync_free is None else bool(sync_free)
+    cards, valid = _candidates(view, top, in_view, sync_free)
     hands = _hands_to_solve(hand, view, cards, valid)
     rules = _rules(num_players, bool(aces_high), bool(meld_needs_natural), decks)
-    pen = least_penalty(hands, wild.repeat_interleave(w + 1), rules, backend=backend)
-    pen = pen.long().view(b, w + 1)
+    pen = _solve(hands, wild, valid, rules, backend, sync_free)
     now, left = pen[:, 0], pen[:, 1:]
     best = torch.where(valid, left, torch.iinfo(torch.long).max).amin(dim=1)
     best = torch.where(valid.any(dim=1), best, now)

@@ -76,12 +76,20 @@ def test_edge_rows_and_the_top_discard_held_twice():
     row[lay.discard_top:lay.discard_top + 52] = 0.0
     row[lay.discard_top + held] = 1.0                              # the top discard is a card held
     _assert_same(obs, n, False, False)
+    _assert_same(obs, n, False, False, sync_free=True)
 
 
-def test_the_torch_solver_gives_the_same_features():
+@pytest.mark.parametrize("n,aces_high,natural", VARIANTS)
+def test_the_fixed_shape_path_is_equal_too(n, aces_high, natural):
+    """The path used off the CPU (fixed width, every slot solved), run on the CPU."""
+    _assert_same(_observations(n, aces_high, natural), n, aces_high, natural, sync_free=True)
+
+
+@pytest.mark.parametrize("sync_free", [False, True])
+def test_the_torch_solver_gives_the_same_features(sync_free):
     """The batched solver's torch program (the CUDA path without Triton) on a few rows."""
-    obs = _observations(2, False, False)[-3:]  # round 11
-    _assert_same(obs, 2, False, False, backend="torch")
+    obs = _observations(2, False, False)[-2:]  # round 11
+    _assert_same(obs, 2, False, False, backend="torch", sync_free=sync_free)
 
 
 def test_bad_input_is_refused_with_the_expected_shape():
@@ -100,6 +108,8 @@ def test_bad_input_is_refused_with_the_expected_shape():
 
 def test_an_empty_batch():
     planes, scalars = solver_features_torch(torch.zeros(0, observation_size(2)), 2)
+    assert planes.shape == (0, 3, 52) and scalars.shape == (0, 3)
+    planes, scalars = solver_features_torch(torch.zeros(0, observation_size(2)), 2, sync_free=True)
     assert planes.shape == (0, 3, 52) and scalars.shape == (0, 3)
 
 
