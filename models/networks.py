@@ -304,8 +304,10 @@ class CardNet(PolicyValueNet):
 
     def preprocess_tensor(self, obs: torch.Tensor) -> torch.Tensor | None:
         """The solver features computed on ``obs``'s device (:mod:`models.batch_features`), bitwise
-        :meth:`preprocess`'s; None with expert or lookahead features, which are numpy only."""
-        if self.expert_features or self.lookahead_features:
+        :meth:`preprocess`'s; None with expert or lookahead features, which are numpy only, and on a
+        CPU, where numpy reads the tensor in place and the scalar solver per hand is the faster
+        (a 150-row batch of 2-player play: 1.0 ms against 1.5 ms for the batched solve)."""
+        if self.expert_features or self.lookahead_features or obs.device.type == "cpu":
             return None
         if not self.solver_features:
             return obs
