@@ -40,6 +40,7 @@ from torch import nn
 from tt_env.engine.rules import Rules
 from tt_env.observation.sizes import NUM_ACTIONS, observation_size
 
+from .batch_features import solver_features_torch
 from .distributions import MaskedCategorical
 from .expert_features import EXPERT_SCALE, NUM_EXPERT_PLANES, NUM_EXPERT_SCALARS, ExpertFeaturizer
 from .features import (NUM_SOLVER_PLANES, NUM_SOLVER_SCALARS, PENALTY_SCALE, VALUE_PLANE, card_blocks,
@@ -95,6 +96,11 @@ class PolicyValueNet(nn.Module, metaclass=abc.ABCMeta):
         """
         return np.asarray(obs, dtype=np.float32).reshape(-1, self.obs_size)
 
+    def preprocess_tensor(self, obs: torch.Tensor) -> torch.Tensor | None:
+        """:meth:`preprocess` of a ``(B, obs_size)`` float32 tensor on its own device, or None where
+        this network's features are only computed on numpy (then :meth:`as_input` goes through numpy)."""
+        return None
+
     def as_input(self, obs: np.ndarray | torch.Tensor, mask: np.ndarray | torch.Tensor | None = None
                  ) -> torch.Tensor:
         """A float tensor ``(B, input_size)`` from raw observations (with their masks) or preprocessed inputs."""
@@ -104,6 +110,10 @@ class PolicyValueNet(nn.Module, metaclass=abc.ABCMeta):
                 obs = obs.unsqueeze(0)
             if obs.shape[-1] == self.input_size:
                 return obs.to(device=device, dtype=torch.float32)
+            if obs.shape[-1] == self.obs_size:
+                x = self.preprocess_tensor(obs.detach().to(device=device, dtype=torch.float32).reshape(-1, self.obs_size))
+                if x is not None:
+                    return x
             obs = obs.detach().cpu().numpy()
         arr = np.asarray(obs, dtype=np.float32)
         if arr.ndim == 1:
@@ -291,6 +301,19 @@ class CardNet(PolicyValueNet):
             parts.append(l_planes.reshape(len(obs), -1))
             tail.append(l_scalars)
         return np.concatenate(parts + tail, axis=1)
+
+    def preprocess_tensor(self, obs: torch.Tensor) -> torch.Tensor | None:
+        """The solver features computed on ``obs``'s device (:mod:`models.batch_features`), bitwise
+        :meth:`preprocess`'s; None with expert or lookahead features, which are numpy only, and on a
+        CPU, where numpy reads the tensor in place and the scalar solver per hand is the faster
+        (a 150-row batch of 2-player play: 1.0 ms against 1.5 ms for the batched solve)."""
+        if self.expert_features or self.lookahead_features or obs.device.type == "cpu":
+            return None
+        if not self.solver_features:
+            return obs
+        planes, scalars = solver_features_torch(obs, self.num_players, self.aces_high, self.meld_needs_natural,
+                                                decks=self.num_decks)
+        return torch.cat([obs, planes.reshape(len(obs), -1), scalars], dim=1)
 
     def logits_and_value(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         batch = x.shape[0]
