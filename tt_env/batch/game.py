@@ -11,7 +11,6 @@ selected by mask, so that nothing waits on the host.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -21,46 +20,17 @@ from ..engine.rules import Rules
 from ..engine.scoring import REWARD_MODES, penalty_rewards, relative_rewards
 from ..observation import observation_size
 from .observe import observe, observe_and_mask, pile_top, row_items
-from .random_keys import seed_words, shuffle_order, shuffle_prefix, stream_base, uniform_below
+from .deal import dealt, reshuffle
+from .random_keys import seed_words, stream_base, uniform_below
 from .solver import BACKENDS as SOLVER_BACKENDS
 from .solver import could_meld_completely, least_penalty
 from .state import COUNT_DTYPE, BatchState
+from .timestep import TimeStep, win_rewards
+
+__all__ = ["MAX_BATCH_DECKS", "BatchGame", "TimeStep", "win_rewards"]
 
 MAX_BATCH_DECKS = 4
 """Most decks the batched engine plays (its solver's tables are sized for up to 4)."""
-
-
-class TimeStep(NamedTuple):
-    """What a call of :meth:`BatchGame.reset` or :meth:`BatchGame.step` returns (tensors on the device).
-
-    Attributes:
-        observation: (B, 107N+80) float32, the seat to move's observation (after an auto-reset,
-            of the new game).
-        action_mask: (B, 54) bool, that seat's legal actions.
-        seat: (B,) int64, the seat to move.
-        rewards: (B, N) float32, every seat's reward from this step (``three_thirteen_v0``'s).
-        round_over: (B,) bool, a round ended at this step.
-        game_over: (B,) bool, the game ended at this step.
-        scores: (B, N) int64, the totals after this step (a finished game's final totals).
-        round_points: (B, N) int64, the points of the round that ended at this step (else 0).
-        final_observation: (B, 107N+80) float32, where ``game_over``: the last observation of
-            the finished game (of the seat that made the last move), else ``observation`` (the
-            same tensor when no game ended).
-        went_out: (B,) int64, the seat whose discard went out at this step, -1 if none.
-        ended_round: (B,) int64, the number (1..11) of the round that ended at this step, 0 if none.
-    """
-
-    observation: torch.Tensor
-    action_mask: torch.Tensor
-    seat: torch.Tensor
-    rewards: torch.Tensor
-    round_over: torch.Tensor
-    game_over: torch.Tensor
-    scores: torch.Tensor
-    round_points: torch.Tensor
-    final_observation: torch.Tensor
-    went_out: torch.Tensor
-    ended_round: torch.Tensor
 
 
 class BatchGame:
@@ -405,47 +375,13 @@ class BatchGame:
             setattr(part, name, value)
 
     def _dealt(self, s: BatchState, rows: torch.Tensor, round_index: torch.Tensor, dealer: torch.Tensor) -> BatchState:
-        """``s`` with a new round dealt: round ``round_index`` by ``dealer`` (as ``engine.game._deal``).
-
-        The shoe is a random order of every card; cards are dealt from its end, one at a time to
-        each seat from the dealer's left, then one turned up; the rest, in order, is the stock."""
-        k, n, size = s.hands.shape[0], self.num_players, self.shoe_size
-        dev = self.device
-        shoe = shuffle_order(stream_base(self._seed32, rows, s.counter), size) % 52
-        per_hand = self._rounds[round_index] + 2
-        dealt = n * per_hand
-        from_end = size - 1 - torch.arange(size, device=dev)
-        in_hand = from_end.unsqueeze(0) < dealt.unsqueeze(1)
-        seat_of = (dealer.unsqueeze(1) + 1 + from_end.unsqueeze(0) % n) % n
-        slot = torch.where(in_hand, seat_of * 52 + shoe, n * 52)
-        hands = torch.zeros(k, n * 52 + 1, dtype=COUNT_DTYPE, device=dev)
-        hands.scatter_add_(1, slot, torch.ones_like(slot, dtype=COUNT_DTYPE))
-        stock_len = size - 1 - dealt
-        up = shoe.gather(1, stock_len.unsqueeze(1))
-        pile = torch.zeros_like(s.pile)
-        pile[:, :1] = up
-        pile_counts = torch.zeros(k, 52, dtype=COUNT_DTYPE, device=dev)
-        pile_counts.scatter_(1, up, 1)
-        blank = torch.zeros_like(s.known_taken)
-        return BatchState(hands=hands[:, :n * 52].reshape(k, n, 52).contiguous(), stock=shoe, stock_len=stock_len, pile=pile,
-                          pile_len=torch.ones_like(stock_len), pile_counts=pile_counts, known_taken=blank,
-                          discards=blank.clone(), passed=blank.clone(), round_index=round_index, dealer=dealer,
-                          current=(dealer + 1) % n, phase=torch.zeros_like(dealer), scores=s.scores,
-                          went_out=torch.full_like(dealer, -1), turn=torch.zeros_like(dealer),
-                          taken=torch.full_like(dealer, -1), game_over=s.game_over, counter=s.counter + 1)
+        """``s`` with a new round dealt (:func:`tt_env.batch.deal.dealt`)."""
+        return dealt(s, stream_base(self._seed32, rows, s.counter), round_index, self._rounds[round_index] + 2,
+                     dealer, self.num_players, self.shoe_size)
 
     def _reshuffle(self, part: BatchState, rows: torch.Tensor) -> None:
-        """Refill an empty stock: the discard pile under its top card, shuffled (``engine.game._refill_stock``)."""
-        under = (part.pile_len - 1).clamp(min=0)  # >= 1 where a stock draw is legal; 0 only on rows a select drops
-        order = shuffle_prefix(stream_base(self._seed32, rows, part.counter), self.shoe_size, under)
-        part.counter = part.counter + 1
-        top = part.pile.gather(1, under.unsqueeze(1))
-        part.stock = part.pile.gather(1, order)
-        part.stock_len = under
-        part.pile = torch.zeros_like(part.pile)
-        part.pile[:, :1] = top
-        part.pile_len = torch.ones_like(under)
-        part.pile_counts = torch.zeros_like(part.pile_counts).scatter_(1, top, 1)
+        """Refill an empty stock (:func:`tt_env.batch.deal.reshuffle`)."""
+        reshuffle(part, stream_base(self._seed32, rows, part.counter), self.shoe_size)
 
     def _rewards(self, points: torch.Tensor, ends: torch.Tensor, over: torch.Tensor) -> torch.Tensor:
         """(B, N) float32 rewards of this step, as ``three_thirteen_v0`` gives them (0 where no
@@ -498,15 +434,3 @@ def _add(counts: torch.Tensor, flat_index: torch.Tensor, where: torch.Tensor, si
 def _change(counts: torch.Tensor, flat_index: torch.Tensor, delta: torch.Tensor) -> None:
     """Add ``delta`` (one value per index, in ``counts``' dtype) to ``counts`` viewed flat at ``flat_index``."""
     counts.view(-1).index_add_(0, flat_index, delta)
-
-
-def win_rewards(scores: torch.Tensor) -> torch.Tensor:
-    """(B, N) float64: ``tt_env.engine.scoring.win_rewards`` of each row (+1 shared among the lowest
-    totals, -1 among the rest; 0 for all on an all-way tie), as tensor selects."""
-    n = scores.shape[1]
-    won = scores == scores.min(dim=1, keepdim=True).values
-    k = won.sum(dim=1, keepdim=True).double()
-    values = torch.where(won, 1.0 / k, -1.0 / (n - k).clamp(min=1))
-    return torch.where(k == n, 0.0, values)
-
-

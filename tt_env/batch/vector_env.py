@@ -140,11 +140,11 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         info = self._blank_info()
         reward = self._pending.clone()
         illegal = ~legal
-        if bool(illegal.any()):
+        if bool(illegal.any()):  # host: the wrapper checks its caller's actions (outside BatchGame.step)
             if self.illegal_action == "raise":
-                i = int(illegal.nonzero()[0])
+                i = int(illegal.nonzero()[0])  # host: only on the way to raising
                 raise ValueError(f"illegal action {int(acts[i])} at table {i}: legal actions are "
-                                 f"{self._mask[i].nonzero().flatten().tolist()}")
+                                 f"{self._mask[i].nonzero().flatten().tolist()}")  # host: raising
             info["illegal_action"] = self._array(illegal)
         rows = torch.arange(self.num_envs, device=self.device)
         ts = self.game.step(torch.where(legal, acts, 0), active=legal, final_seat=self.seat)
@@ -155,7 +155,7 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         self._start_episodes(ts.game_over)
         ts, pending = self._play_opponents(ts, info, done, reward, final_obs)
         reward = torch.where(illegal, ILLEGAL_ACTION_REWARD, reward)
-        if bool(illegal.any()):
+        if bool(illegal.any()):  # host: as above
             final_obs = torch.where(illegal.unsqueeze(1), self._obs, final_obs)
             ts = self.game.reset_tables(illegal)
             self._start_episodes(illegal)
@@ -203,14 +203,14 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         reward = torch.zeros(self.num_envs, device=self.device) if reward is None else reward
         while True:
             waiting = ts.seat != self.seat
-            if not bool(waiting.any()):
+            if not bool(waiting.any()):  # host: the opponents move until the learner is to move again
                 break
             which = (ts.seat - self.seat - 1) % n
             actions = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
             for k, agent in enumerate(self.opponents):
                 mine = waiting & (which == k)
                 if self.device.type == "cpu":
-                    idx = mine.nonzero().squeeze(1)
+                    idx = mine.nonzero().squeeze(1)  # host: CPU only (device.type == "cpu")
                     if idx.numel():
                         actions[idx] = agent.act(ts.observation[idx], ts.action_mask[idx]).to(self.device)
                 else:

@@ -1,0 +1,59 @@
+"""The card moves of a new round and of a reshuffle, from a table's random stream.
+
+Dealing is :func:`tt_env.engine.game._deal` and the reshuffle ``engine.game._refill_stock``, for
+many tables at once: the same cards go to the same places; only the shuffles come from the
+batch's own counter-based streams (:mod:`tt_env.batch.random_keys`).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .random_keys import shuffle_order, shuffle_prefix
+from .state import COUNT_DTYPE, BatchState
+
+
+def dealt(s: BatchState, stream: torch.Tensor, round_index: torch.Tensor, per_hand: torch.Tensor,
+          dealer: torch.Tensor, num_players: int, shoe_size: int) -> BatchState:
+    """``s`` with round ``round_index`` dealt by ``dealer``: ``per_hand`` ((B,)) cards to each seat.
+
+    The shoe is a random order (from ``stream``) of every card; cards are dealt from its end,
+    one at a time to each seat from the dealer's left, then one turned up; the rest, in order,
+    is the stock. ``s``'s scores and game-over flags are kept."""
+    k, n, size = s.hands.shape[0], num_players, shoe_size
+    dev = s.hands.device
+    shoe = shuffle_order(stream, size) % 52
+    dealt_cards = n * per_hand
+    from_end = size - 1 - torch.arange(size, device=dev)
+    in_hand = from_end.unsqueeze(0) < dealt_cards.unsqueeze(1)
+    seat_of = (dealer.unsqueeze(1) + 1 + from_end.unsqueeze(0) % n) % n
+    slot = torch.where(in_hand, seat_of * 52 + shoe, n * 52)
+    hands = torch.zeros(k, n * 52 + 1, dtype=COUNT_DTYPE, device=dev)
+    hands.scatter_add_(1, slot, torch.ones_like(slot, dtype=COUNT_DTYPE))
+    stock_len = size - 1 - dealt_cards
+    up = shoe.gather(1, stock_len.unsqueeze(1))
+    pile = torch.zeros_like(s.pile)
+    pile[:, :1] = up
+    pile_counts = torch.zeros(k, 52, dtype=COUNT_DTYPE, device=dev)
+    pile_counts.scatter_(1, up, 1)
+    blank = torch.zeros_like(s.known_taken)
+    return BatchState(hands=hands[:, :n * 52].reshape(k, n, 52).contiguous(), stock=shoe, stock_len=stock_len,
+                      pile=pile, pile_len=torch.ones_like(stock_len), pile_counts=pile_counts, known_taken=blank,
+                      discards=blank.clone(), passed=blank.clone(), round_index=round_index, dealer=dealer,
+                      current=(dealer + 1) % n, phase=torch.zeros_like(dealer), scores=s.scores,
+                      went_out=torch.full_like(dealer, -1), turn=torch.zeros_like(dealer),
+                      taken=torch.full_like(dealer, -1), game_over=s.game_over, counter=s.counter + 1)
+
+
+def reshuffle(part: BatchState, stream: torch.Tensor, shoe_size: int) -> None:
+    """Refill an empty stock in place: the discard pile under its top card, shuffled from ``stream``."""
+    under = (part.pile_len - 1).clamp(min=0)  # >= 1 where a stock draw is legal; 0 only on rows a select drops
+    order = shuffle_prefix(stream, shoe_size, under)
+    part.counter = part.counter + 1
+    top = part.pile.gather(1, under.unsqueeze(1))
+    part.stock = part.pile.gather(1, order)
+    part.stock_len = under
+    part.pile = torch.zeros_like(part.pile)
+    part.pile[:, :1] = top
+    part.pile_len = torch.ones_like(under)
+    part.pile_counts = torch.zeros_like(part.pile_counts).scatter_(1, top, 1)
