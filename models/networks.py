@@ -37,7 +37,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from tt_env.engine.rules import Rules
+from tt_env.engine.rules import MAX_DECKS, Rules
 from tt_env.observation.sizes import NUM_ACTIONS, observation_size
 
 from .batch_features import solver_features_torch
@@ -217,8 +217,12 @@ class CardNet(PolicyValueNet):
                  solver_features: bool = True, aces_high: bool = False,
                  meld_needs_natural: bool = False, expert_features: bool = False,
                  exact_last_turn: bool = False, lookahead_features: bool = False,
-                 solver_shortcuts: bool = True) -> None:
+                 solver_shortcuts: bool = True, decks: int | None = None) -> None:
         super().__init__(num_players)
+        if decks is not None and (isinstance(decks, bool) or not isinstance(decks, int) or not 1 <= decks <= MAX_DECKS):
+            raise ValueError(f"decks={decks!r} is not allowed: use None (the automatic count for "
+                             f"{num_players} players) or an int from 1 to {MAX_DECKS}")
+        self.decks = decks
         for name, value in (("channels", channels), ("blocks", blocks), ("hidden", hidden)):
             if not isinstance(value, int) or value < (0 if name == "blocks" else 1):
                 raise ValueError(f"{name}={value!r} is not allowed: use a positive int")
@@ -235,7 +239,9 @@ class CardNet(PolicyValueNet):
         if self.lookahead_features and not self.solver_features:
             raise ValueError("lookahead_features=True needs solver_features=True")
         self.solver_shortcuts = bool(solver_shortcuts)
-        self.num_decks = Rules(num_players=num_players).num_decks
+        # the copies of each card in play: the lookahead's unseen-card weights and the batched
+        # solver's bound read it (the rules' deck count where it is not the automatic one)
+        self.num_decks = Rules(num_players=num_players).num_decks if decks is None else decks
         k = card_blocks(num_players)
         self.num_globals = self.obs_size - 52 * k
         extra_planes = NUM_SOLVER_PLANES if self.solver_features else 0
@@ -363,7 +369,15 @@ class CardNet(PolicyValueNet):
                 "hidden": self.hidden, "solver_features": self.solver_features, "aces_high": self.aces_high,
                 "meld_needs_natural": self.meld_needs_natural, "expert_features": self.expert_features,
                 "exact_last_turn": self.exact_last_turn, "lookahead_features": self.lookahead_features,
-                "solver_shortcuts": self.solver_shortcuts}
+                "solver_shortcuts": self.solver_shortcuts, "decks": self.decks}
+
+    @staticmethod
+    def rule_kwargs(rules: Rules) -> dict[str, Any]:
+        """The constructor arguments that follow the game's rules: the ace rule, ``meld_needs_natural``
+        and ``decks`` (None where the rules play the automatic count of a full game)."""
+        auto = Rules(num_players=rules.num_players).num_decks
+        return {"aces_high": rules.aces_high, "meld_needs_natural": rules.meld_needs_natural,
+                "decks": None if rules.num_decks == auto else rules.num_decks}
 
 
 NETWORKS: dict[str, type[PolicyValueNet]] = {"mlp": MLPPolicy, "cardnet": CardNet}

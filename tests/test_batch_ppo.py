@@ -280,6 +280,21 @@ def test_rollout_inputs_are_the_scalar_features(tmp_path):
     assert np.array_equal(data.x.numpy(), want)
 
 
+def test_trainers_build_cardnet_for_the_decks_of_their_rules(tmp_path):
+    """A two-deck game trains a CardNet that counts two decks (its lookahead and solver bound),
+    in the batched trainer and in selfplay alike; an explicit ``network_kwargs.decks`` wins."""
+    from training import selfplay
+    from training.common.config import SelfPlayConfig
+
+    kw = "network_kwargs={channels: 8, hidden: 16, lookahead_features: true}"
+    assert batch_ppo.build_net(config(tmp_path, "d2", kw, "rules.decks=2")).num_decks == 2
+    assert batch_ppo.build_net(config(tmp_path, "d1", kw)).num_decks == 1
+    assert batch_ppo.build_net(config(tmp_path, "dx", "network_kwargs={channels: 8, hidden: 16, decks: 3}",
+                                      "rules.decks=2")).num_decks == 3
+    sp = load_config(SelfPlayConfig, None, ["rules.decks=2", "rules.rounds=[1, 2]", kw])
+    assert selfplay.build_net(sp).num_decks == 2
+
+
 def test_the_default_config_file_is_the_defaults():
     root = Path(__file__).resolve().parents[1]
     assert load_config(BatchPPOConfig, root / "configs" / "batch_ppo_default.yaml") == BatchPPOConfig()

@@ -272,3 +272,39 @@ def test_cardnet_passes_are_batched_wherever_its_layers_allow():
         sizes = bp.agreeing_sizes(policy, probes)
     if not dependent:
         assert sizes and sizes[-1] == 8, "the network's passes fell back to one row"
+
+
+def test_cardnet_counts_the_decks_it_is_given():
+    """``decks`` sets the copies the lookahead counts as unseen (the rules' deck count, not the automatic one)."""
+    obs, masks = positions(Rules(num_players=2, decks=2), 40, seed=5)
+    auto = build_network("cardnet", num_players=2, lookahead_features=True)
+    two = build_network("cardnet", num_players=2, lookahead_features=True, decks=2)
+    assert (auto.num_decks, two.num_decks) == (1, 2)
+    assert two.config()["decks"] == 2 and auto.config()["decks"] is None
+    assert build_network("cardnet", **two.config()).num_decks == 2
+    lay = get_layout(2)
+    weights = unseen_weights(obs, 2, two.num_decks)
+    for i, o in enumerate(obs):
+        counts = _unseen(o, lay, 2, 2)
+        assert counts.max() == 2 and np.allclose(weights[i], counts / counts.sum())
+    want_planes, want_scalars = lookahead_features(obs, masks, 2, 2)
+    got = two.preprocess(obs, masks)
+    tail = got[:, -want_scalars.shape[1]:]
+    assert np.array_equal(tail, want_scalars)
+    assert not np.array_equal(got, auto.preprocess(obs, masks))
+
+
+@pytest.mark.parametrize("bad", [0, 65, True, "2", 2.0])
+def test_cardnet_refuses_a_bad_deck_count(bad):
+    with pytest.raises(ValueError, match=r"decks=.* is not allowed: use None .* or an int from 1 to 64"):
+        build_network("cardnet", num_players=2, decks=bad)
+
+
+def test_rule_kwargs_follow_the_rules():
+    from models.networks import CardNet
+
+    assert CardNet.rule_kwargs(Rules()) == {"aces_high": False, "meld_needs_natural": False, "decks": None}
+    assert CardNet.rule_kwargs(Rules(aces="high_or_low", meld_needs_natural=True, decks=2)) == {
+        "aces_high": True, "meld_needs_natural": True, "decks": 2}
+    # a round subset whose automatic count is below the full game's is named, not left to "auto"
+    assert CardNet.rule_kwargs(Rules(num_players=6, rounds=(1, 2)))["decks"] == 1

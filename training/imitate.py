@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from models.checkpoint import save_checkpoint
-from models.networks import PolicyValueNet, build_network
+from models.networks import CardNet, PolicyValueNet, build_network
 from training.common.config import ConfigError, check_network_size
 from training.common.device import add_device_arg, resolve_device
 from tt_env import jsonio
@@ -86,8 +86,7 @@ def fit(data: dict[str, np.ndarray], *, net_kwargs: dict, epochs: int, batch: in
     device = device if isinstance(device, torch.device) else resolve_device(device)
     torch.manual_seed(seed)
     rules = Rules.from_dict(data["meta"]["rules"])
-    net = build_network("cardnet", num_players=rules.num_players, aces_high=rules.aces_high,
-                        meld_needs_natural=rules.meld_needs_natural, **net_kwargs)
+    net = build_network("cardnet", num_players=rules.num_players, **{**CardNet.rule_kwargs(rules), **net_kwargs})
     t0 = time.perf_counter()
     x = torch.as_tensor(net.preprocess(data["obs"], data["mask"]), device=device)
     log(f"features of {len(x)} positions in {time.perf_counter() - t0:.0f} s")

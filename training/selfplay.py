@@ -32,7 +32,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from models.checkpoint_agent import CheckpointAgent
 from models.checkpoint import CheckpointError, check_finite, load_checkpoint, save_checkpoint
-from models.networks import PolicyValueNet, build_network
+from models.networks import CardNet, PolicyValueNet, build_network
 from training.common.config import ConfigError, SelfPlayConfig, dump_config
 from training.common.device import (check_resume_device, cuda_rng_state, resolve_device,
                              restore_cuda_rng)
@@ -61,8 +61,8 @@ def build_net(cfg: SelfPlayConfig, *, init: bool = True) -> PolicyValueNet:
     kwargs["num_players"] = cfg.num_players
     rules = cfg.train_rules()
     if cfg.network == "cardnet":
-        kwargs.setdefault("aces_high", rules.aces_high)
-        kwargs.setdefault("meld_needs_natural", rules.meld_needs_natural)
+        for key, value in CardNet.rule_kwargs(rules).items():
+            kwargs.setdefault(key, value)
     net = build_network(cfg.network, **kwargs)
     if init and cfg.init_checkpoint:
         start, meta = load_checkpoint(cfg.init_checkpoint, num_players=cfg.num_players, obs_version=OBS_VERSION)

@@ -147,8 +147,10 @@ class RLlibConfig(RunConfig):
         kwargs = {**self.network_kwargs, "num_players": self.num_players}
         if self.network == "cardnet":
             rules = self.train_rules()
-            kwargs.setdefault("aces_high", rules.aces_high)
-            kwargs.setdefault("meld_needs_natural", rules.meld_needs_natural)
+            from models.networks import CardNet  # torch only where a CardNet is asked for
+
+            for key, value in CardNet.rule_kwargs(rules).items():
+                kwargs.setdefault(key, value)
         return kwargs
 
     @property
