@@ -47,3 +47,17 @@ def test_network_sizes_are_bounded_before_training(tmp_path, capsys, monkeypatch
     line = refused(capsys, ["--data", str(path), "--out", str(tmp_path / "x.pt"), "--channels", "4096",
                             "--hidden", "4096"])
     assert "parameters, over the 50,000,000 allowed" in line
+
+
+def test_fit_builds_a_cardnet_for_the_decks_of_the_data(tmp_path):
+    """Oracle data of a two-deck game trains a CardNet that counts two decks (``CardNet.rule_kwargs``)."""
+    from test_eval_batch import positions
+
+    rules = Rules(decks=2, rounds=(1, 2))
+    obs, masks = positions(rules, 8, seed=1)
+    cands = np.array([np.flatnonzero(m)[:2] for m in masks], dtype=np.int64)
+    data = {"obs": obs, "mask": masks, "cands": cands, "q": np.zeros(cands.shape, np.float32),
+            "meta": {"rules": rules.to_dict()}}
+    net, _ = imitate.fit(data, net_kwargs={"channels": 4, "hidden": 8, "lookahead_features": True}, epochs=1,
+                         batch=4, lr=1e-3, temperature=1.0, validation=0.25, seed=0, log=lambda *_: None)
+    assert net.num_decks == 2 and net.config()["decks"] == 2

@@ -177,3 +177,11 @@ def test_no_illegal_action_in_sampled_episodes(trained_algo):
             checked += len(actions)
     assert checked >= 50, "test did not sample enough actions"
     assert LEARNER_POLICY in modules
+
+
+def test_cardnet_kwargs_follow_the_rules(tmp_path):
+    """A CardNet learner gets the rules' ace rule, naturals and deck count (``CardNet.rule_kwargs``)."""
+    cfg = tiny_config(tmp_path, network="cardnet", network_kwargs={"channels": 4, "hidden": 8},
+                      rules={"rounds": [1], "decks": 2, "aces": "high_or_low"})
+    kwargs = cfg.full_network_kwargs()
+    assert (kwargs["decks"], kwargs["aces_high"], kwargs["num_players"]) == (2, True, 2)

@@ -363,9 +363,10 @@ def _check_values(counts: torch.Tensor, wild: torch.Tensor, decks: int, max_card
 
 def _c_least_penalty(module, counts: torch.Tensor, wild: torch.Tensor, rules: Rules) -> torch.Tensor:
     out = torch.empty(counts.shape[0], dtype=torch.long)
-    # host: the C backend takes CPU tensors only (checked by the caller): numpy views, no device
-    module.least_penalty_counts(counts.contiguous().numpy(), wild.contiguous().numpy(), rules.aces_high,
-                                rules.meld_needs_natural, out.numpy())  # host: CPU tensors (see above)
+    # the C backend takes CPU tensors only (checked by the caller): numpy views, no copy, no device
+    counts_np, wild_np = counts.contiguous().numpy(), wild.contiguous().numpy()  # host: CPU tensors
+    module.least_penalty_counts(counts_np, wild_np, rules.aces_high, rules.meld_needs_natural,
+                                out.numpy())  # host: CPU tensors
     return out
 
 

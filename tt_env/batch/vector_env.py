@@ -254,4 +254,4 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         return self._array(ts.observation), info
 
     def _array(self, t: torch.Tensor) -> Any:
-        return t if self.as_tensors else t.cpu().numpy()
+        return t if self.as_tensors else t.cpu().numpy()  # host: Gymnasium's numpy arrays (no device=)
