@@ -174,3 +174,21 @@ def test_critic_warmup_trains_the_value_head_only(name, kwargs):
             continue
         assert torch.equal(before[k], after[k]), k
     assert any(not torch.equal(before[k], after[k]) for k in value_names)
+
+
+@pytest.mark.parametrize("channels_in, channels_out", [(8, 8), (11, 1)])
+def test_pointwise_conv_is_a_1x1_convolution(channels_in, channels_out):
+    """CardNet's per-card layers: the einsum gives a 1x1 Conv2d's output from the same state_dict
+    (old checkpoints load unchanged), for the grid and the suit-mean row alike."""
+    from models.networks import PointwiseConv2d
+
+    torch.manual_seed(0)
+    layer = PointwiseConv2d(channels_in, channels_out)
+    plain = torch.nn.Conv2d(channels_in, channels_out, kernel_size=1)
+    plain.load_state_dict(layer.state_dict())
+    for shape in ((5, channels_in, 4, 13), (5, channels_in, 1, 13)):
+        x = torch.randn(shape)
+        assert layer(x).shape == plain(x).shape
+        assert torch.allclose(layer(x), plain(x), atol=1e-5)
+    assert set(layer.state_dict()) == {"weight", "bias"}
+    assert layer.weight.shape == (channels_out, channels_in, 1, 1)
