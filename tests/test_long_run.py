@@ -1,0 +1,95 @@
+"""``training/long_run.py``: chunks that resume, a store that carries the run to a fresh folder, the report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from training import long_run
+
+TINY = ["num_tables=8", "rollout_steps=12", "num_minibatches=2", "update_epochs=1", "eval_every=300",
+        "save_every=100", "eval_deals=1", "eval_opponents=[random-v0]", "progress=false", "rules.rounds=[1, 2]",
+        "network_kwargs={channels: 8, hidden: 16}", "device=cpu", "torch_threads=1", "run_dir=runs", "name=t"]
+
+
+def run(*extra: str) -> int:
+    argv = [x for item in TINY for x in ("--set", item)]
+    return long_run.main(argv + ["--store", "store", *extra])
+
+
+def chunks() -> list[dict]:
+    return long_run.read_chunks(Path("store/t"))
+
+
+def test_chunks_resume_and_a_fresh_folder_continues_from_the_store(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert run("--chunk-steps", "300", "--until", "600") == 0
+    first = chunks()
+    assert [c["from_step"] for c in first] == [0, first[0]["to_step"]]
+    assert first[0]["to_step"] >= 300 and first[1]["to_step"] >= 600
+    assert "--resume" not in first[0]["command"] and first[1]["command"].endswith("--resume")
+    stored = json.loads(Path("store/t/checkpoints/latest.json").read_text())
+    assert stored["training_steps"] == first[1]["to_step"]
+    assert torch.equal(torch.load("store/t/checkpoints/latest.pt", weights_only=True)["embed.weight"],
+                       torch.load("runs/t/checkpoints/latest.pt", weights_only=True)["embed.weight"])
+    for name in ("config.yaml", "eval.json", "checkpoints/latest.resume.json"):
+        assert (Path("store/t") / name).exists()
+
+    # a new machine: no run folder, only the store (as committed to git)
+    for path in sorted(Path("runs").rglob("*"), reverse=True):
+        path.unlink() if path.is_file() else path.rmdir()
+    Path("runs").rmdir()
+    assert run("--chunk-steps", "300", "--until", "900") == 0
+    assert "restored 'runs/t' from 'store/t'" in capsys.readouterr().out
+    after = chunks()
+    assert len(after) == 3 and after[2]["from_step"] == first[1]["to_step"] and after[2]["to_step"] >= 900
+    assert after[2]["command"].endswith("--resume")
+    history = json.loads(Path("store/t/eval.json").read_text())
+    assert [h["step"] for h in history][:2] == [first[0]["to_step"], first[1]["to_step"]]
+
+    # the report: one row per evaluation, wall time from the chunks, and the two-panel curve
+    capsys.readouterr()
+    assert run("--report") == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0] == "| steps | wall time | vs random-v0 |" and len(table) == 2 + len(history) + 1
+    assert Path("store/t/curve.png").stat().st_size > 0
+
+
+def test_a_run_folder_behind_its_store_is_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert run("--chunk-steps", "300", "--until", "300") == 0
+    sidecar = Path("store/t/checkpoints/latest.json")
+    meta = json.loads(sidecar.read_text())
+    meta["training_steps"] += 1000
+    sidecar.write_text(json.dumps(meta))
+    with pytest.raises(SystemExit) as exc:
+        run("--until", "2000")
+    assert exc.value.code == 2
+    assert "is at step" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--set", "total_steps=5"], "use --until N"),
+    (["--chunk-steps", "0"], "--chunk-steps 0 is not allowed"),
+    (["--until", "0"], "--until 0 is not allowed"),
+    (["--report"], "holds no evaluation yet"),
+])
+def test_bad_arguments_are_refused_in_one_line(tmp_path, monkeypatch, capsys, args, message):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        run(*args)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_chunk_targets_and_wall_time():
+    assert [long_run.next_target(s, 1000, 2500) for s in (0, 999, 1000, 1003, 2400)] == [1000, 1000, 2000, 2000, 2500]
+    parts = [{"from_step": 0, "to_step": 100, "wall_s": 10.0}, {"from_step": 100, "to_step": 300, "wall_s": 40.0}]
+    assert long_run.wall_at(parts, 0) == 0.0
+    assert long_run.wall_at(parts, 100) == 10.0
+    assert long_run.wall_at(parts, 200) == 30.0
+    assert long_run.wall_at(parts, 300) == 50.0
+    assert long_run.wall_at(parts, 301) is None

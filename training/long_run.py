@@ -1,0 +1,295 @@
+"""A long training run in resumable chunks, carried from machine to machine in a store folder.
+
+A run of tens of millions of steps outlives the session that starts it, and the next session may
+get a fresh machine without the ``runs/`` folder. This command trains in chunks (one trainer
+process each, ``--resume`` from the second on); after every chunk it copies the run's resume state
+(``checkpoints/latest.*``), ``config.yaml``, ``eval.json`` and learning curve into
+``<store>/<name>/`` and appends the chunk's wall time to ``<store>/<name>/chunks.jsonl``. On a
+machine whose run folder is missing it first restores the run from the store, so the same command
+goes on where the last machine stopped (bit-identical on a CPU: the trainers resume exactly).
+
+    python -m training.long_run --config configs/batch_ppo_scratch_2p_v1.yaml --device cpu
+    python -m training.long_run --config configs/batch_ppo_scratch_2p_v1.yaml --report
+
+``--report`` trains nothing: it prints the run's evaluations against learner steps and against the
+wall time of its chunks (a Markdown table) and draws both curves into ``<store>/<name>/curve.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from training.common.config import ConfigError, load_config
+from training.common.device import add_device_arg
+from training.common.run_utils import RunFolderError
+from tt_env.cli_checks import CommandParser
+
+TRAINERS = {"batch_ppo": "training.batch_ppo", "selfplay": "training.selfplay"}
+"""Trainers with the shared command line (``training.common.trainer_cli``), by ``--trainer`` name."""
+RUN_FILES = ("config.yaml", "eval.json", "learning_curve.png")
+"""Files of the run folder the store keeps besides the resume state."""
+CHUNKS_FILE = "chunks.jsonl"
+CURVE_FILE = "curve.png"
+
+
+def config_class(trainer: str) -> type:
+    """The config dataclass of a trainer name of :data:`TRAINERS`."""
+    if trainer == "batch_ppo":
+        from training.ppo.batch_config import BatchPPOConfig
+        return BatchPPOConfig
+    from training.common.config import SelfPlayConfig
+    return SelfPlayConfig
+
+
+@dataclass(frozen=True)
+class LongRun:
+    """Where one long run lives: its run folder (trained in) and its store folder (carried)."""
+
+    run: Path
+    store: Path
+
+    @property
+    def latest(self) -> Path:
+        return self.run / "checkpoints" / "latest.json"
+
+    @property
+    def stored_latest(self) -> Path:
+        return self.store / "checkpoints" / "latest.json"
+
+
+def saved_steps(sidecar: Path) -> int:
+    """The learner steps of a ``latest.json`` sidecar (0 when there is none)."""
+    if not sidecar.exists():
+        return 0
+    try:
+        return int(json.loads(sidecar.read_text())["training_steps"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise RunFolderError(f"{str(sidecar)!r} cannot be read as a checkpoint sidecar ({exc}): repair or "
+                             f"remove it") from None
+
+
+def checkpoint_files(sidecar: Path) -> list[str]:
+    """``latest.json``, ``latest.pt`` and the attachments (resume state) its sidecar names."""
+    meta = json.loads(sidecar.read_text())
+    names = [sidecar.name, sidecar.with_suffix(".pt").name]
+    return names + [entry["file"] for entry in meta.get("attachments", {}).values()]
+
+
+def copy_files(src: Path, dst: Path, names: list[str]) -> None:
+    """Copy ``names`` from ``src`` into ``dst``, each through a temporary file (a crash leaves no torn file)."""
+    dst.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        if (src / name).exists():
+            tmp = dst / f".{name}.tmp"
+            shutil.copy2(src / name, tmp)
+            os.replace(tmp, dst / name)
+
+
+def save_to_store(lr: LongRun) -> None:
+    """The run's resume state and its evaluation files into the store (the sidecar last)."""
+    names = checkpoint_files(lr.latest)
+    copy_files(lr.run / "checkpoints", lr.store / "checkpoints", names[1:] + names[:1])
+    copy_files(lr.run, lr.store, list(RUN_FILES))
+
+
+def restore_from_store(lr: LongRun) -> bool:
+    """Recreate a missing run folder from the store; False when there is nothing to restore.
+
+    Refuses (:class:`RunFolderError`) a run folder behind its store: training on would fork the run.
+    """
+    stored, local = saved_steps(lr.stored_latest), saved_steps(lr.latest)
+    if stored and local < stored and lr.run.exists():
+        raise RunFolderError(f"run folder {str(lr.run)!r} is at step {local} but its store {str(lr.store)!r} "
+                             f"is at step {stored}: move the run folder away to continue from the store")
+    if not stored or lr.run.exists():
+        return False
+    copy_files(lr.store / "checkpoints", lr.run / "checkpoints", checkpoint_files(lr.stored_latest))
+    copy_files(lr.store, lr.run, ["config.yaml"])
+    return True
+
+
+def next_target(step: int, chunk: int, until: int) -> int:
+    """The end of the chunk after ``step``: the next multiple of ``chunk``, at most ``until``."""
+    return min(until, (step // chunk + 1) * chunk)
+
+
+def read_chunks(store: Path) -> list[dict[str, Any]]:
+    path = store / CHUNKS_FILE
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def append_chunk(store: Path, record: dict[str, Any]) -> None:
+    store.mkdir(parents=True, exist_ok=True)
+    with open(store / CHUNKS_FILE, "a") as fh:
+        fh.write(json.dumps(record) + "\n")
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def train_chunks(args: argparse.Namespace, lr: LongRun, until: int) -> int:
+    """Run chunks until ``until`` steps; the exit code of the first trainer process that failed, else 0."""
+    if restore_from_store(lr):
+        print(f"restored {str(lr.run)!r} from {str(lr.store)!r} at step {saved_steps(lr.latest)}", flush=True)
+    step = saved_steps(lr.latest)
+    while step < until:
+        target = next_target(step, args.chunk_steps, until)
+        cmd = [sys.executable, "-m", TRAINERS[args.trainer]]
+        if args.config:
+            cmd += ["--config", args.config]
+        for item in args.overrides:
+            cmd += ["--set", item]
+        cmd += ["--set", f"total_steps={target}"]
+        if args.device:
+            cmd += ["--device", args.device]
+        if lr.latest.exists():
+            cmd.append("--resume")
+        started, t0 = now(), time.perf_counter()
+        print(f"=== chunk to {target} steps, started {started}", flush=True)
+        code = subprocess.run(cmd).returncode
+        wall = time.perf_counter() - t0
+        reached = saved_steps(lr.latest)
+        if reached > step:
+            save_to_store(lr)
+            append_chunk(lr.store, {"from_step": step, "to_step": reached, "started": started, "ended": now(),
+                                    "wall_s": round(wall, 1), "host": platform.node(), "cpus": os.cpu_count(),
+                                    "command": " ".join(cmd[1:]), "exit_code": code})
+        if code != 0:
+            print(f"the trainer exited with code {code} at step {reached}; the store holds step "
+                  f"{saved_steps(lr.stored_latest)}", flush=True)
+            return code
+        step = reached
+    print(f"done: {step} steps; the store {str(lr.store)!r} holds the run", flush=True)
+    return 0
+
+
+def wall_at(chunks: list[dict[str, Any]], step: int) -> float | None:
+    """Cumulative chunk wall time (s) at ``step``, linear inside a chunk; None past the chunks."""
+    total = 0.0
+    for c in chunks:
+        if c["from_step"] <= step <= c["to_step"]:
+            span = max(c["to_step"] - c["from_step"], 1)
+            return total + c["wall_s"] * (step - c["from_step"]) / span
+        total += c["wall_s"]
+    return None
+
+
+def format_steps(step: int) -> str:
+    """``8.0M``, ``358k`` or ``12``: learner steps for a table."""
+    return f"{step / 1e6:.1f}M" if step >= 1_000_000 else f"{step / 1e3:.0f}k" if step >= 1000 else str(step)
+
+
+def half_width(result: dict[str, Any]) -> float:
+    """An evaluation's 95% half-width, 0 where one deal gave none (saved as null)."""
+    ci = result.get("ci95")
+    return 0.0 if ci is None or math.isnan(ci) else float(ci)
+
+
+def report(lr: LongRun) -> str:
+    """A Markdown table of the store's evaluations against steps and wall time; draws ``curve.png``."""
+    path = lr.store / "eval.json"
+    if not path.exists():
+        raise RunFolderError(f"{str(path)!r} does not exist: the store holds no evaluation yet")
+    history = json.loads(path.read_text())
+    chunks = read_chunks(lr.store)
+    names = sorted({r["opponent"] for h in history for r in h["results"]})
+    lines = ["| steps | wall time | " + " | ".join(f"vs {n}" for n in names) + " |",
+             "|---" * (len(names) + 2) + "|"]
+    for h in history:
+        wall = wall_at(chunks, h["step"])
+        when = "?" if wall is None else f"{int(wall // 3600)} h {int(wall % 3600 // 60):02d}"
+        cells = {r["opponent"]: f"{r['score_diff']:+.1f} ± {half_width(r):.1f}" for r in h["results"]}
+        lines.append(f"| {format_steps(h['step'])} | {when} | " + " | ".join(cells.get(n, "") for n in names) + " |")
+    draw_curves(history, chunks, names, lr.store / CURVE_FILE)
+    return "\n".join(lines)
+
+
+def draw_curves(history: list[dict[str, Any]], chunks: list[dict[str, Any]], names: list[str], path: Path) -> None:
+    """Score difference against each opponent, over learner steps (left) and wall hours (right)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), dpi=100, sharey=True)
+    for name in names:
+        pts = [(h["step"], wall_at(chunks, h["step"]), r["score_diff"], half_width(r))
+               for h in history for r in h["results"] if r["opponent"] == name]
+        for ax, x in ((axes[0], [p[0] / 1e6 for p in pts]), (axes[1], [p[1] for p in pts])):
+            keep = [i for i, v in enumerate(x) if v is not None and not math.isnan(v)]
+            xs = [x[i] / (3600 if ax is axes[1] else 1) for i in keep]
+            means = [pts[i][2] for i in keep]
+            cis = [pts[i][3] for i in keep]
+            ax.plot(xs, means, marker="o", label=f"vs {name}")
+            ax.fill_between(xs, [m - c for m, c in zip(means, cis)], [m + c for m, c in zip(means, cis)], alpha=0.2)
+    for ax, label in ((axes[0], "learner steps (millions)"), (axes[1], "wall time of the chunks (hours)")):
+        ax.axhline(0.0, color="grey", lw=0.8)
+        ax.set_xlabel(label)
+        ax.legend()
+    axes[0].set_ylabel("final score difference (agent - opponent)\nlower is better")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = CommandParser(prog="python -m training.long_run", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trainer", default="batch_ppo", choices=sorted(TRAINERS),
+                        help="the training script run for each chunk (default batch_ppo)")
+    parser.add_argument("--config", default=None, help="the trainer's YAML config (a file or a shipped config's name)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one config key for every chunk (not total_steps: use --until)")
+    parser.add_argument("--chunk-steps", type=int, default=1_000_000, help="learner steps per chunk (default 1M)")
+    parser.add_argument("--until", type=int, default=None,
+                        help="train to this many learner steps (default: the config's total_steps)")
+    parser.add_argument("--store", default="longruns",
+                        help="folder that carries the run between machines: <store>/<name>/ (default longruns)")
+    parser.add_argument("--report", action="store_true",
+                        help="train nothing: print the evaluations against steps and wall time, draw curve.png")
+    add_device_arg(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.chunk_steps < 1:
+        parser.error(f"--chunk-steps {args.chunk_steps} is not allowed: use a positive number of learner steps")
+    if any(item.split("=", 1)[0].strip() == "total_steps" for item in args.overrides):
+        parser.error("--set total_steps=... is not allowed here: each chunk sets it; use --until N")
+    try:
+        cfg = load_config(config_class(args.trainer), args.config, args.overrides)
+    except ConfigError as exc:
+        parser.error(str(exc))
+    until = cfg.total_steps if args.until is None else args.until
+    if until < 1:
+        parser.error(f"--until {until} is not allowed: use a positive number of learner steps")
+    lr = LongRun(run=Path(cfg.run_dir) / cfg.name, store=Path(args.store) / cfg.name)
+    try:
+        if args.report:
+            print(report(lr))
+            print(f"curves: {lr.store / CURVE_FILE}")
+            return 0
+        return train_chunks(args, lr, until)
+    except RunFolderError as exc:
+        parser.error(str(exc))
+    return 2  # not reached: parser.error exits
+
+
+if __name__ == "__main__":
+    sys.exit(main())
