@@ -28,6 +28,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+WEB_TESTS = ["tests/test_web_api.py", "tests/test_web_watch_and_results.py", "tests/test_web_limits.py",
+             "tests/test_web_survivors.py"]
 MODULES: dict[str, list[str]] = {
     "training/ship.py": ["tests/test_ship.py"],
     "training/common/config.py": ["tests/test_config.py"],
@@ -40,10 +42,10 @@ MODULES: dict[str, list[str]] = {
     "tt_env/jsonio.py": ["tests/test_jsonio.py", "tests/test_strict_json_outputs.py", "tests/test_lock_and_json_survivors.py"],
     "tt_env/cli_checks.py": ["tests/test_cli_checks.py", "tests/test_evaluate_cli.py"],
     # the modules of the belief, search, web and hardening issues (issue 25's audit)
-    "tt_env/web/validate.py": ["tests/test_web_api.py", "tests/test_web_limits.py", "tests/test_web_survivors.py"],
-    "tt_env/web/views.py": ["tests/test_web_api.py", "tests/test_web_limits.py", "tests/test_web_survivors.py"],
-    "tt_env/web/watch_game.py": ["tests/test_web_api.py", "tests/test_web_limits.py", "tests/test_web_survivors.py"],
-    "tt_env/web/app.py": ["tests/test_web_api.py", "tests/test_web_limits.py", "tests/test_web_survivors.py"],
+    "tt_env/web/validate.py": WEB_TESTS,
+    "tt_env/web/views.py": WEB_TESTS,
+    "tt_env/web/watch_game.py": WEB_TESTS,
+    "tt_env/web/app.py": WEB_TESTS,
     "tt_env/search/worlds.py": ["tests/test_determinize.py", "tests/test_search_details.py", "tests/test_seat_bugs.py"],
     "tt_env/agents/last_turn.py": ["tests/test_last_turn.py", "tests/test_seat_bugs.py"],
     "tt_env/rlcard/game.py": ["tests/test_rlcard_env.py", "tests/test_rlcard_hardening.py"],

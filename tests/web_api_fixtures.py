@@ -1,0 +1,45 @@
+"""The web app and its TestClient for the JSON API tests (``test_web_api.py``, ``test_web_watch_and_results.py``).
+
+Import it after the test module's ``pytest.importorskip("starlette")``; ``app`` and ``client`` are fixtures.
+"""
+
+from __future__ import annotations
+
+import pytest
+from starlette.testclient import TestClient
+
+from tt_env.web.app import create_app
+
+ONE_ROUND = {"rounds": [1]}
+
+
+@pytest.fixture(scope="module")
+def app():
+    return create_app(allowed_hosts=["testserver"], max_games=50)
+
+
+@pytest.fixture()
+def client(app) -> TestClient:
+    return TestClient(app)
+
+
+def new_game(client: TestClient, seats=("human", "expert-v0"), rules=ONE_ROUND, seed=3) -> dict:
+    response = client.post("/api/play", json={"seats": list(seats), "rules": rules, "seed": seed})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def play_to_end(client: TestClient, game_id: str, choose=lambda legal: legal[0]) -> dict:
+    """Play the person's moves (``choose``) and go on after each round until the game is over."""
+    for _ in range(2000):
+        view = client.get(f"/api/play/{game_id}").json()
+        if view["table"]["game_over"]:
+            return view
+        if view["round_end"] is not None:
+            assert client.post(f"/api/play/{game_id}/next-round", json={}).status_code == 200
+            continue
+        assert view["your_turn"] and view["legal"], view
+        move = {"action": choose(view["legal"]), "step": view["step"]}
+        response = client.post(f"/api/play/{game_id}/action", json=move)
+        assert response.status_code == 200, response.text
+    raise AssertionError("the game did not end")
