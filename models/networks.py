@@ -352,6 +352,10 @@ class CardNet(PolicyValueNet):
             parts.append(extra[:, :52 * n_planes].reshape(batch, n_planes, 4, 13))
             glob = torch.cat([glob, extra[:, 52 * n_planes:]], dim=1)
         inp = torch.cat(parts, dim=1)
+        if inp.device.type == "cpu":
+            # channels-last planes: CPU (oneDNN) convolutions then skip a layout reorder each way,
+            # about a fifth off a training step; the values are the same up to float rounding
+            inp = inp.contiguous(memory_format=torch.channels_last)
         h = self.embed(inp) + self.embed_set(inp.mean(dim=2, keepdim=True)) + self.rank_bias
         h = torch.relu(h + self.glob(glob).view(batch, -1, 1, 1))
         h = self.trunk(h)
