@@ -46,6 +46,8 @@ def test_the_help_lists_every_command(capsys):
     (["main-job"], "three-thirteen main-job", "torch"),
     (["train", "selfplay"], "three-thirteen train selfplay", "torch"),
     (["train", "sb3"], "three-thirteen train sb3", "sb3_contrib"),
+    (["train", "batch-ppo"], "three-thirteen train batch-ppo", "torch"),
+    (["train", "long-run"], "three-thirteen train long-run", "torch"),
     (["train", "rllib"], "three-thirteen train rllib", "yaml"),
 ])
 def test_each_command_shows_how_it_is_run(argv, prog, needs, capsys):
@@ -58,10 +60,10 @@ def test_each_command_shows_how_it_is_run(argv, prog, needs, capsys):
 def test_train_lists_its_trainers(capsys):
     code, out, _ = _run(["train", "--help"], capsys)
     assert code == 0 and out.startswith("usage: three-thirteen train COMMAND")
-    assert all(f"\n  {name} " in out for name in ("selfplay", "sb3", "rllib"))
+    assert all(f"\n  {name} " in out for name in ("selfplay", "sb3", "batch-ppo", "long-run", "rllib"))
     code, _, err = _run(["train", "ppo"], capsys)
-    assert code == 2 and err == ("three-thirteen train: error: 'ppo' is not a command: use one of selfplay, sb3, rllib "
-                                 "(three-thirteen train --help)\n")
+    assert code == 2 and err == ("three-thirteen train: error: 'ppo' is not a command: use one of selfplay, sb3, "
+                                 "batch-ppo, long-run, rllib (three-thirteen train --help)\n")
 
 
 def test_an_unknown_command_is_one_line(capsys):

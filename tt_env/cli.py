@@ -41,7 +41,7 @@ COMMANDS: dict[str, Command] = {
     "leaderboard": Command("training.leaderboard", "every agent against expert-v0 at 2, 3 and 4 players"),
     "play": Command("tt_env.ui.play", "play in the terminal against agents", extra="render"),
     "replay": Command("tt_env.ui.replay", "replay a saved game (text, GIF or PNG frames)", extra="render"),
-    "train": Command("", "train an agent: train selfplay | sb3 | rllib (see three-thirteen train --help)"),
+    "train": Command("", "train an agent: train selfplay | sb3 | batch-ppo | long-run | rllib (three-thirteen train --help)"),
     "ship": Command("training.ship", "ship a trained checkpoint as a named agent"),
     "main-job": Command("training.main_job", "train a short self-play run, then evaluate it (the quick start)"),
     "web": Command("tt_env.web", "the browser app: play, watch and the leaderboard", extra="web"),
@@ -51,6 +51,10 @@ COMMANDS: dict[str, Command] = {
 TRAINERS: dict[str, Command] = {
     "selfplay": Command("training.selfplay", "our PPO, self-play and opponent pools (python training/selfplay.py)"),
     "sb3": Command("training.train_sb3", "sb3-contrib MaskablePPO against scripted opponents (training/train_sb3.py)"),
+    "batch-ppo": Command("training.batch_ppo", "PPO on the batched engine, thousands of tables at once "
+                                               "(python -m training.batch_ppo)"),
+    "long-run": Command("training.long_run", "a long run in resumable chunks, carried between machines "
+                                             "(python -m training.long_run)"),
     "rllib": Command("training.train_rllib", "Ray RLlib PPO, one machine or a cluster (python -m training.train_rllib)",
                      extra="rllib"),
 }
