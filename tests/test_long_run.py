@@ -35,6 +35,8 @@ def test_chunks_resume_and_a_fresh_folder_continues_from_the_store(tmp_path, mon
     assert stored["training_steps"] == first[1]["to_step"]
     assert torch.equal(torch.load("store/t/checkpoints/latest.pt", weights_only=True)["embed.weight"],
                        torch.load("runs/t/checkpoints/latest.pt", weights_only=True)["embed.weight"])
+    evaluated = sorted(p.name for p in Path("runs/t/checkpoints").glob("step_*.pt"))
+    assert evaluated and evaluated == sorted(p.name for p in Path("store/t/checkpoints").glob("step_*.pt"))
     for name in ("config.yaml", "eval.json", "checkpoints/latest.resume.json"):
         assert (Path("store/t") / name).exists()
 

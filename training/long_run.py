@@ -98,9 +98,12 @@ def copy_files(src: Path, dst: Path, names: list[str]) -> None:
 
 
 def save_to_store(lr: LongRun) -> None:
-    """The run's resume state and its evaluation files into the store (the sidecar last)."""
+    """The run's resume state, its evaluated checkpoints (``step_N.pt``, ``.json``: a few hundred kB
+    each, kept for later evaluations) and its evaluation files into the store (the sidecar last)."""
     names = checkpoint_files(lr.latest)
-    copy_files(lr.run / "checkpoints", lr.store / "checkpoints", names[1:] + names[:1])
+    kept = lr.store / "checkpoints"
+    evaluated = sorted(p.name for p in (lr.run / "checkpoints").glob("step_*") if not (kept / p.name).exists())
+    copy_files(lr.run / "checkpoints", kept, evaluated + names[1:] + names[:1])
     copy_files(lr.run, lr.store, list(RUN_FILES))
 
 
