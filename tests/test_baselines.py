@@ -113,9 +113,12 @@ def test_the_benchmark_config_is_valid_and_from_scratch(tmp_path: Path) -> None:
     assert cfg.algos == list(ALGOS) and len(cfg.seeds) >= 3 and cfg.num_players == 2
     assert cfg.eval_opponents == ["random-v0", "greedy-v0", "expert-v0"]
     check_hyperparameters(cfg, tmp_path)  # every section's keys are its framework's
-    ppo = cfg.params("ppo")
-    assert ppo.get("init_checkpoint") is None and not ppo["network_kwargs"].get("expert_features")
-    assert ppo["network"] == "mlp" or ppo["network_kwargs"]["solver_features"] is False
+    for algo in ("ppo", "batch-ppo"):
+        ppo = cfg.params(algo)
+        assert ppo.get("init_checkpoint") is None and not ppo["network_kwargs"].get("expert_features")
+        assert ppo["network"] == "mlp" or ppo["network_kwargs"]["solver_features"] is False
+    # the batched trainer learns with the same network as ppo: only the engine differs
+    assert cfg.params("batch-ppo")["network_kwargs"] == cfg.params("ppo")["network_kwargs"]
     with pytest.raises(ConfigError, match=r"tianshou-dqn: unknown config key\(s\) \['learning_rat'\]"):
         check_hyperparameters(load_config(BaselinesConfig, ROOT / "configs" / "baselines.yaml", [
             "algos=[tianshou-dqn]", "hyperparameters={tianshou-dqn: {learning_rat: 0.1}}"]), tmp_path)
@@ -203,14 +206,17 @@ def test_steps_are_the_decisions_the_framework_learned_from(tmp_path: Path, algo
     ({"network": "mlp", "init_checkpoint": "x.pt", "anneal_lr": False}, "init_checkpoint must be null"),
     ({"network": "mlp"}, "anneal_lr must be false"),
 ])
-def test_our_ppo_must_start_from_scratch(tmp_path: Path, params: dict, message: str) -> None:
-    from training.baselines.ours import selfplay_config
+@pytest.mark.parametrize("algo", ["ppo", "batch-ppo"])
+def test_our_ppo_must_start_from_scratch(tmp_path: Path, params: dict, message: str, algo: str) -> None:
+    from training.baselines.ours import batch_ppo_config, selfplay_config
 
-    ctx = RunContext(seed=0, num_players=2, work_dir=tmp_path)
-    with pytest.raises(ConfigError, match=message):
-        selfplay_config(params, ctx, 1000)
-    cfg = selfplay_config({"network": "mlp", "anneal_lr": False}, ctx, 1000)
-    assert (cfg.total_steps, cfg.init_checkpoint, cfg.network) == (1000, None, "mlp")
+    make = {"ppo": selfplay_config, "batch-ppo": batch_ppo_config}[algo]
+    ctx = RunContext(seed=3, num_players=2, work_dir=tmp_path)
+    with pytest.raises(ConfigError, match=f"hyperparameters.{algo}: .*{message}"):
+        make(params, ctx, 1000)
+    cfg = make({"network": "mlp", "anneal_lr": False}, ctx, 1000)
+    assert (cfg.total_steps, cfg.init_checkpoint, cfg.network, cfg.seed) == (1000, None, "mlp", 3)
+    assert (cfg.eval_every, cfg.run_dir) == (0, str(tmp_path))
 
 
 def test_table_gives_the_interval_over_seeds_or_over_deals(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

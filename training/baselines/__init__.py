@@ -16,6 +16,7 @@ from .common import STEP_DEFINITION, RunContext, Trainer
 
 ALGOS: dict[str, tuple[str, ...]] = {
     "ppo": ("torch",),
+    "batch-ppo": ("torch",),
     "sb3-maskable-ppo": ("sb3_contrib",),
     "rllib-ppo": ("ray",),
     "openspiel-dqn": ("pyspiel",),
@@ -38,6 +39,10 @@ def make_trainer(algo: str, params: dict[str, Any], ctx: RunContext, budget: int
         from .ours import SelfPlayTrainer
 
         return SelfPlayTrainer(params, ctx)
+    if algo == "batch-ppo":
+        from .ours import BatchPPOTrainer
+
+        return BatchPPOTrainer(params, ctx)
     if algo == "sb3-maskable-ppo":
         from .ours import SB3Trainer
 

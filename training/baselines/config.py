@@ -51,7 +51,7 @@ class BaselinesConfig:
     torch_threads: int = 1
     device: str = "auto"
     """``auto`` (CUDA when ``torch.cuda.is_available()``, else CPU), ``cpu``, ``cuda`` or ``cuda:K``: where the
-    algorithms whose library allows a device train (``ppo``, ``sb3-maskable-ppo``, ``openspiel-dqn``,
+    algorithms whose library allows a device train (``ppo``, ``batch-ppo``, ``sb3-maskable-ppo``, ``openspiel-dqn``,
     ``rlcard-dqn``, ``tianshou-dqn``); the others (:data:`CPU_ONLY`) train on the CPU."""
     hyperparameters: dict = field(default_factory=dict)
     """One section per algorithm: its framework's own keyword arguments (see each trainer's module)."""
@@ -130,6 +130,10 @@ def check_hyperparameters(cfg: BaselinesConfig, work_dir: Path) -> None:
             from .ours import selfplay_config
 
             selfplay_config(params, ctx, cfg.steps)
+        elif algo == "batch-ppo":
+            from .ours import batch_ppo_config
+
+            batch_ppo_config(params, ctx, cfg.steps)
         elif algo == "sb3-maskable-ppo":
             from .ours import sb3_config
 

@@ -1,10 +1,12 @@
-"""The three PPO baselines of this repository's own training scripts, driven through their public functions.
+"""The four PPO baselines of this repository's own training scripts, driven through their public functions.
 
 * ``ppo``: ``training/selfplay.py`` (``training.selfplay.train``), from scratch: no ``init_checkpoint``,
   no ``expert_features``, and CardNet without ``solver_features`` (whose learned shortcuts would
   start it as a soft one-step greedy player) or the plain ``mlp``. Trained in chunks with
   ``--resume`` (bit-identical to one uninterrupted run), so ``anneal_lr`` must be off: its
   schedule runs to each chunk's ``total_steps``.
+* ``batch-ppo``: ``training/batch_ppo.py`` (``training.batch_ppo.train``), PPO on the batched engine,
+  from scratch as ``ppo`` is, and in chunks with ``--resume`` the same way (bit-identical).
 * ``sb3-maskable-ppo``: ``training/train_sb3.py`` (``training.train_sb3.train``), in chunks with
   ``--resume`` (its environments restart their games at each chunk).
 * ``rllib-ppo``: ``training/train_rllib.py`` (``training.train_rllib.train``), pure self-play, in one
@@ -39,25 +41,41 @@ def _check_section(algo: str, params: dict[str, Any]) -> None:
                           f"folders): remove them")
 
 
-def selfplay_config(params: dict[str, Any], ctx: RunContext, total_steps: int) -> SelfPlayConfig:
-    """The ``training/selfplay.py`` config of one chunk; refuses anything that is not from scratch."""
-    _check_section("ppo", params)
+def _check_from_scratch(algo: str, params: dict[str, Any]) -> None:
+    """Refuse a section of one of our PPO trainers that does not train from scratch, or in chunks."""
+    _check_section(algo, params)
     if params.get("init_checkpoint") is not None:
-        raise ConfigError("hyperparameters.ppo: init_checkpoint must be null (the baselines train from scratch)")
+        raise ConfigError(f"hyperparameters.{algo}: init_checkpoint must be null (the baselines train from scratch)")
     kwargs = dict(params.get("network_kwargs") or {})
     if kwargs.get("expert_features") or kwargs.get("exact_last_turn"):
-        raise ConfigError("hyperparameters.ppo: expert_features/exact_last_turn are not from scratch (they start the "
-                          "network as expert-v0): remove them")
+        raise ConfigError(f"hyperparameters.{algo}: expert_features/exact_last_turn are not from scratch (they start "
+                          f"the network as expert-v0): remove them")
     if params.get("network", "cardnet") == "cardnet" and kwargs.get("solver_features", True):
-        raise ConfigError("hyperparameters.ppo: CardNet needs network_kwargs.solver_features: false (its solver "
-                          "shortcuts start it as a soft greedy player, not from scratch)")
+        raise ConfigError(f"hyperparameters.{algo}: CardNet needs network_kwargs.solver_features: false (its solver "
+                          f"shortcuts start it as a soft greedy player, not from scratch)")
     if params.get("anneal_lr", True):
-        raise ConfigError("hyperparameters.ppo: anneal_lr must be false (the benchmark trains in chunks with --resume, "
-                          "and the schedule would restart at each chunk)")
+        raise ConfigError(f"hyperparameters.{algo}: anneal_lr must be false (the benchmark trains in chunks with "
+                          f"--resume, and the schedule would restart at each chunk)")
+
+
+def selfplay_config(params: dict[str, Any], ctx: RunContext, total_steps: int) -> SelfPlayConfig:
+    """The ``training/selfplay.py`` config of one chunk; refuses anything that is not from scratch."""
+    _check_from_scratch("ppo", params)
     data = {**params, "name": "ppo", "run_dir": str(ctx.work_dir), "seed": ctx.seed, "num_players": ctx.num_players,
             "total_steps": total_steps, "progress": False, "torch_threads": ctx.torch_threads, "device": ctx.device,
             **SCRIPT_EVAL}
     return from_dict(SelfPlayConfig, data)
+
+
+def batch_ppo_config(params: dict[str, Any], ctx: RunContext, total_steps: int) -> Any:
+    """The ``training/batch_ppo.py`` config of one chunk; refuses anything that is not from scratch."""
+    from training.ppo.batch_config import BatchPPOConfig
+
+    _check_from_scratch("batch-ppo", params)
+    data = {**params, "name": "batch_ppo", "run_dir": str(ctx.work_dir), "seed": ctx.seed,
+            "num_players": ctx.num_players, "total_steps": total_steps, "progress": False,
+            "torch_threads": ctx.torch_threads, "device": ctx.device, **SCRIPT_EVAL}
+    return from_dict(BatchPPOConfig, data)
 
 
 def sb3_config(params: dict[str, Any], ctx: RunContext, total_steps: int) -> SB3Config:
@@ -129,6 +147,18 @@ class SelfPlayTrainer(_ChunkedScriptTrainer):
 
     def _train(self, cfg: SelfPlayConfig, resume: bool) -> Any:
         from training.selfplay import train
+
+        return train(cfg, resume=resume)
+
+
+class BatchPPOTrainer(_ChunkedScriptTrainer):
+    """``batch-ppo``: PPO on the batched engine, ``training/batch_ppo.py``."""
+
+    def _config(self, total_steps: int) -> Any:
+        return batch_ppo_config(self.params, self.ctx, total_steps)
+
+    def _train(self, cfg: Any, resume: bool) -> Any:
+        from training.batch_ppo import train
 
         return train(cfg, resume=resume)
 
