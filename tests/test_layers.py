@@ -195,7 +195,7 @@ def test_only_the_observation_writes_its_sizes() -> None:
     assert written == [], "use tt_env.observation.sizes instead:\n" + "\n".join(written)
 
 
-TRAINING_LIBRARIES = ("training.common", "training.ppo", "training.rllib", "training.data")
+TRAINING_LIBRARIES = ("training.common", "training.ppo", "training.rllib", "training.sb3", "training.data")
 """What the commands use (docs/ARCHITECTURE.md, "Inside training/"), lowest first: ``common`` imports
 none of the others, and none of them imports a command."""
 

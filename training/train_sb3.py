@@ -2,7 +2,8 @@
 
 The learner holds one seat of ``gymnasium.make("tt_env/ThreeThirteen-v0", opponents=...)``
 (a random seat each game); the environment's ``action_masks()`` feeds MaskablePPO's masked
-distribution. Parallel environments run in ``SubprocVecEnv`` (``vec_env: subproc``).
+distribution. Parallel environments run in ``SubprocVecEnv`` (``vec_env: subproc``), or as the
+tables of the batched engine in this process (``vec_env: batched``, ``training.sb3.batched_vec_env``).
 Periodically the policy is copied into our :class:`models.networks.MLPPolicy` (same layers:
 ``Linear``/``Tanh`` actor and critic), evaluated in duplicate format and saved in our
 checkpoint format, so it plays anywhere a scripted agent does.
@@ -31,7 +32,7 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 from torch.utils.tensorboard import SummaryWriter
 
 import tt_env  # noqa: F401  (registers the environment id)
@@ -45,6 +46,7 @@ from training.common.device import (add_device_arg, check_resume_device, cuda_rn
 from training.common.resume import (RESTORE_ERRORS, StopRequested, StopSignals, check_resumable, default_resume_command,
                              is_count, is_dict, is_list, load_latest, restore_failed, resume_command, save_latest)
 from training.common.run_utils import RunDir, RunFolderError, evaluate_agent, format_results
+from training.sb3.batched_vec_env import BatchedVecEnv
 from tt_env.cli_checks import command_name
 from tt_env.observation import OBS_VERSION
 
@@ -70,6 +72,15 @@ def make_env(cfg: SB3Config, index: int, seed: int, in_subprocess: bool = False)
         return env
 
     return thunk
+
+
+def make_vec_env(cfg: SB3Config, seed: int) -> VecEnv:
+    """``cfg.num_envs`` environments as ``cfg.vec_env`` says: processes, this process, or the batched engine."""
+    if cfg.vec_env == "batched":
+        return BatchedVecEnv.build(cfg.num_envs, cfg.opponents, cfg.train_rules(), cfg.reward_mode, seed)
+    subproc = cfg.vec_env == "subproc"
+    thunks = [make_env(cfg, i, seed, in_subprocess=subproc) for i in range(cfg.num_envs)]
+    return SubprocVecEnv(thunks) if subproc else DummyVecEnv(thunks)
 
 
 # ======================================================================== export to our format
@@ -199,9 +210,7 @@ def _train(cfg: SB3Config, run: RunDir, *, resume: bool, overwrite: bool, comman
     else:
         run.check_can_start(overwrite)
         step, last_eval, next_eval, env_seed = 0, None, cfg.eval_every or float("inf"), cfg.seed
-    subproc = cfg.vec_env == "subproc"
-    thunks = [make_env(cfg, i, env_seed, in_subprocess=subproc) for i in range(cfg.num_envs)]
-    vec = VecMonitor(SubprocVecEnv(thunks) if subproc else DummyVecEnv(thunks))
+    vec = VecMonitor(make_vec_env(cfg, env_seed))
     try:
         vec.seed(env_seed)
         model = MaskablePPO(

@@ -205,7 +205,9 @@ class SB3Config(BaseConfig):
     n_epochs: int = 4
     clip_range: float = 0.2
     vec_env: str = "subproc"
-    """``subproc`` (one process per env) or ``dummy`` (all in this process)."""
+    """``subproc`` (one process per env), ``dummy`` (all in this process) or ``batched`` (the batched
+    engine: ``num_envs`` tables in one call, ``training.sb3.batched_vec_env``; opponents ``greedy-v0``,
+    ``random-v0`` or network agents)."""
 
     FLOAT_RANGES = {**BaseConfig.FLOAT_RANGES, "clip_range": (0.0, 1.0, "in (0, 1]")}
 
@@ -217,7 +219,7 @@ class SB3Config(BaseConfig):
         _check(2 <= self.batch_size <= buffer, "batch_size", self.batch_size,
                f"an int from 2 to n_steps * num_envs ({buffer}): a minibatch of one sample normalises its "
                f"advantage to 0, and one larger than the rollout is the rollout")
-        _check(self.vec_env in ("subproc", "dummy"), "vec_env", self.vec_env, "one of ['subproc', 'dummy']")
+        _check(self.vec_env in VEC_ENVS, "vec_env", self.vec_env, f"one of {list(VEC_ENVS)}")
         _check(bool(self.hidden_sizes) and all(isinstance(h, int) and not isinstance(h, bool) and h > 0
                                                for h in self.hidden_sizes),
                "hidden_sizes", self.hidden_sizes, "a non-empty list of positive ints")
@@ -228,6 +230,21 @@ class SB3Config(BaseConfig):
         _check(bool(self.opponents), "opponents", self.opponents, "a non-empty list of agent names")
         for name in self.opponents:
             _check(name in known, "opponents", name, f"registered agents {known}")
+            if self.vec_env == "batched":
+                _check(name in ("greedy-v0", "random-v0") or is_network_agent(name), "opponents", name,
+                       "with vec_env: batched, agents with a batched version: greedy-v0, random-v0 or network "
+                       "agents (or use vec_env: subproc or dummy)")
+
+
+VEC_ENVS = ("subproc", "dummy", "batched")
+"""``SB3Config.vec_env``: how ``training/train_sb3.py`` runs its environments."""
+
+
+def is_network_agent(name: str) -> bool:
+    """Whether a registered agent name is a network checkpoint (which has a batched version)."""
+    from tt_env.agents.registry import is_checkpoint_spec
+
+    return is_checkpoint_spec(name)
 
 
 # ---------------------------------------------------------------- limits
