@@ -14,6 +14,8 @@ Contenders, run round-robin inside each repetition (so load from other jobs hits
   the rest split between the scripted opponents), ``--tables`` tables moved ``--table-steps``
   times per rollout, on ``--device``; the ratio to ``selfplay`` is printed;
 * ``train_sb3``: ``training/train_sb3.py`` with ``configs/sb3_default.yaml`` (SubprocVecEnv);
+* ``train_sb3_batched``: the same with ``vec_env: batched`` (64 tables of the batched engine x 32
+  steps: the same 2,048-step rollout);
 * ``rlcard_gin_maskableppo``: sb3-contrib ``MaskablePPO("MlpPolicy", env)`` with its default
   hyper-parameters on one minimal masked Gymnasium wrapper of ``rlcard.make("gin-rummy")``
   (the learner is player 0; a uniformly random legal opponent plays player 1 inside ``step``).
@@ -134,13 +136,18 @@ def bench_batch_ppo(steps: int, seed: int, tmp: str, tables: int, table_steps: i
     return float(train(cfg, overwrite=True).learn_sps)
 
 
-def bench_sb3(steps: int, seed: int, tmp: str) -> float:
+SB3_BATCHED = ["vec_env=batched", "num_envs=64", "n_steps=32"]
+"""``train_sb3_batched``: sb3_default.yaml's rollout of 2,048 steps as 64 batched tables x 32 steps."""
+
+
+def bench_sb3(steps: int, seed: int, tmp: str, extra: list[str] | None = None) -> float:
     from training.common.config import SB3Config, load_config
     from training.train_sb3 import train
 
     cfg = load_config(SB3Config, ROOT / "configs" / "sb3_default.yaml",
                       [f"total_steps={steps}", f"seed={seed}", f"run_dir={tmp}", "name=bench_sb3",
-                       "eval_deals=1", "eval_opponents=[greedy-v0]", "eval_every=0", "progress=false"])
+                       "eval_deals=1", "eval_opponents=[greedy-v0]", "eval_every=0", "progress=false",
+                       *(extra or [])])
     return float(train(cfg, overwrite=True).learn_sps)  # each repetition replaces the last
 
 
@@ -150,14 +157,14 @@ def main(argv: list[str] | None = None) -> dict[str, list[float]]:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--contenders", default="selfplay,train_sb3,rlcard",
-                        help="comma-separated subset of selfplay, batch_ppo, train_sb3, rlcard")
+                        help="comma-separated subset of selfplay, batch_ppo, train_sb3, train_sb3_batched, rlcard")
     parser.add_argument("--tables", type=int, default=256, help="batch_ppo: tables (num_tables)")
     parser.add_argument("--table-steps", type=int, default=16, help="batch_ppo: moves per table per rollout")
     parser.add_argument("--device", default="cpu", help="batch_ppo: auto | cpu | cuda | cuda:K")
     parser.add_argument("--threads", type=int, default=1, help="torch threads of selfplay and batch_ppo")
     args = parser.parse_args(argv)
     names = [c.strip() for c in args.contenders.split(",") if c.strip()]
-    allowed = ("selfplay", "batch_ppo", "train_sb3", "rlcard")
+    allowed = ("selfplay", "batch_ppo", "train_sb3", "train_sb3_batched", "rlcard")
     bad = [c for c in names if c not in allowed]
     if bad or min(args.steps, args.repeats, args.tables, args.table_steps, args.threads) < 1:
         parser.error(f"--contenders must be a subset of {list(allowed)}; --steps, --repeats, --tables, "
@@ -166,6 +173,7 @@ def main(argv: list[str] | None = None) -> dict[str, list[float]]:
     labels = {"selfplay": "ours: training/selfplay.py (selfplay_default.yaml)",
               "batch_ppo": f"ours: training/batch_ppo.py ({args.tables} tables, {args.device})",
               "train_sb3": "ours: training/train_sb3.py (sb3_default.yaml)",
+              "train_sb3_batched": "ours: training/train_sb3.py (vec_env: batched, 64 tables)",
               "rlcard": "sb3-contrib MaskablePPO, RLCard gin-rummy vs random"}
     rates: dict[str, list[float]] = {n: [] for n in names}
     with tempfile.TemporaryDirectory() as tmp:
@@ -180,6 +188,8 @@ def main(argv: list[str] | None = None) -> dict[str, list[float]]:
                     elif name == "batch_ppo":
                         rate = bench_batch_ppo(args.steps, seed, tmp, args.tables, args.table_steps, args.device,
                                                args.threads)
+                    elif name == "train_sb3_batched":
+                        rate = bench_sb3(args.steps, seed, tmp, SB3_BATCHED)
                     else:
                         rate = bench_sb3(args.steps, seed, tmp)
                 rates[name].append(rate)
@@ -193,6 +203,9 @@ def main(argv: list[str] | None = None) -> dict[str, list[float]]:
     if "selfplay" in names and "batch_ppo" in names:
         print(f"\nbatch_ppo / selfplay: {summarize(rates['batch_ppo'])[0] / summarize(rates['selfplay'])[0]:.2f}x "
               f"(medians)")
+    if "train_sb3" in names and "train_sb3_batched" in names:
+        print(f"\ntrain_sb3 batched / subproc: "
+              f"{summarize(rates['train_sb3_batched'])[0] / summarize(rates['train_sb3'])[0]:.2f}x (medians)")
     if "rlcard" in names:
         base = summarize(rates["rlcard"])[0]
         print()
