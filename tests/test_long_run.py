@@ -10,6 +10,8 @@ import torch
 
 from training import long_run
 
+CHUNKS = long_run.CHUNKS_FILE
+
 TINY = ["num_tables=8", "rollout_steps=12", "num_minibatches=2", "update_epochs=1", "eval_every=300",
         "save_every=100", "eval_deals=1", "eval_opponents=[random-v0]", "progress=false", "rules.rounds=[1, 2]",
         "network_kwargs={channels: 8, hidden: 16}", "device=cpu", "torch_threads=1", "run_dir=runs", "name=t"]
@@ -95,3 +97,22 @@ def test_chunk_targets_and_wall_time():
     assert long_run.wall_at(parts, 200) == 30.0
     assert long_run.wall_at(parts, 300) == 50.0
     assert long_run.wall_at(parts, 301) is None
+
+
+def test_a_damaged_store_is_named_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    store = Path("store/t")
+    (store / "checkpoints").mkdir(parents=True)
+    sidecar = store / "checkpoints" / "latest.json"
+    sidecar.write_text(json.dumps({"training_steps": 10, "attachments": {"a": {"file": "../../elsewhere.pt"}}}))
+    with pytest.raises(SystemExit):
+        run("--until", "20")
+    assert "only plain file names beside it are allowed" in capsys.readouterr().err
+    (store / "eval.json").write_text("[{\"step\": 1}]")
+    with pytest.raises(SystemExit):
+        run("--report")
+    assert "is not a run's evaluation history" in capsys.readouterr().err
+    (store / CHUNKS).write_text("{\"from_step\": 0}\n")
+    with pytest.raises(SystemExit):
+        run("--report")
+    assert "line 1 is not a chunk record" in capsys.readouterr().err

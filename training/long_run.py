@@ -81,10 +81,17 @@ def saved_steps(sidecar: Path) -> int:
 
 
 def checkpoint_files(sidecar: Path) -> list[str]:
-    """``latest.json``, ``latest.pt`` and the attachments (resume state) its sidecar names."""
-    meta = json.loads(sidecar.read_text())
-    names = [sidecar.name, sidecar.with_suffix(".pt").name]
-    return names + [entry["file"] for entry in meta.get("attachments", {}).values()]
+    """``latest.json``, ``latest.pt`` and the attachments (resume state) its sidecar names: plain file
+    names beside it (a name with a folder in it is refused, so a store cannot copy files from elsewhere)."""
+    try:
+        attached = [entry["file"] for entry in json.loads(sidecar.read_text()).get("attachments", {}).values()]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise RunFolderError(f"{str(sidecar)!r} does not list its attachments as a checkpoint sidecar does ({exc}): "
+                             f"repair or remove it") from None
+    bad = [name for name in attached if not isinstance(name, str) or Path(name).name != name or name in ("", ".", "..")]
+    if bad:
+        raise RunFolderError(f"{str(sidecar)!r} names attachments {bad!r}: only plain file names beside it are allowed")
+    return [sidecar.name, sidecar.with_suffix(".pt").name] + attached
 
 
 def copy_files(src: Path, dst: Path, names: list[str]) -> None:
@@ -128,11 +135,32 @@ def next_target(step: int, chunk: int, until: int) -> int:
     return min(until, (step // chunk + 1) * chunk)
 
 
+def read_json(path: Path) -> Any:
+    """A JSON file of the store; :class:`RunFolderError` naming it when it cannot be read."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise RunFolderError(f"{str(path)!r} cannot be read as JSON ({exc}): repair or remove it") from None
+
+
 def read_chunks(store: Path) -> list[dict[str, Any]]:
+    """The chunk records of ``chunks.jsonl`` (one JSON object a line; none when the file is missing)."""
     path = store / CHUNKS_FILE
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    records = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            if not all(isinstance(record[k], (int, float)) for k in ("from_step", "to_step", "wall_s")):
+                raise TypeError("from_step, to_step and wall_s must be numbers")
+        except (ValueError, KeyError, TypeError) as exc:
+            raise RunFolderError(f"{str(path)!r} line {number} is not a chunk record ({exc}): repair or remove "
+                                 f"it") from None
+        records.append(record)
+    return records
 
 
 def append_chunk(store: Path, record: dict[str, Any]) -> None:
@@ -208,9 +236,12 @@ def report(lr: LongRun) -> str:
     path = lr.store / "eval.json"
     if not path.exists():
         raise RunFolderError(f"{str(path)!r} does not exist: the store holds no evaluation yet")
-    history = json.loads(path.read_text())
+    history = read_json(path)
     chunks = read_chunks(lr.store)
-    names = sorted({r["opponent"] for h in history for r in h["results"]})
+    try:
+        names = sorted({r["opponent"] for h in history for r in h["results"]})
+    except (KeyError, TypeError) as exc:
+        raise RunFolderError(f"{str(path)!r} is not a run's evaluation history ({exc!r}): repair or remove it") from None
     lines = ["| steps | wall time | " + " | ".join(f"vs {n}" for n in names) + " |",
              "|---" * (len(names) + 2) + "|"]
     for h in history:
