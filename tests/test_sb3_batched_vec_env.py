@@ -88,8 +88,12 @@ def test_batched_needs_opponents_with_a_batched_version():
     assert load_config(SB3Config, None, ["vec_env=batched", "opponents=[greedy-v0, ppo-2p-v0]"]).vec_env == "batched"
 
 
-def test_train_sb3_learns_on_the_batched_tables(tmp_path):
+def test_train_sb3_learns_on_the_batched_tables(tmp_path, monkeypatch):
     from training import train_sb3
+
+    built = []
+    build = BatchedVecEnv.build.__func__
+    monkeypatch.setattr(BatchedVecEnv, "build", classmethod(lambda cls, *a, **k: built.append(a) or build(cls, *a, **k)))
 
     cfg = load_config(SB3Config, None, [
         "total_steps=512", "num_envs=8", "n_steps=32", "batch_size=64", "n_epochs=1", "eval_every=256",
@@ -98,3 +102,4 @@ def test_train_sb3_learns_on_the_batched_tables(tmp_path):
     run = train_sb3.train(cfg)
     assert json.loads((run.checkpoints / "final.json").read_text())["training_steps"] == 512
     assert [h["step"] for h in json.loads((run.path / "eval.json").read_text())] == [256, 512]
+    assert len(built) == 1 and built[0][0] == 8  # the 8 envs were batched tables

@@ -225,26 +225,20 @@ class SB3Config(BaseConfig):
                "hidden_sizes", self.hidden_sizes, "a non-empty list of positive ints")
         check_network_size("mlp", {"num_players": self.num_players, "hidden_sizes": self.hidden_sizes}, "hidden_sizes")
         from tt_env.agents import list_agents
+        from tt_env.agents.registry import is_checkpoint_spec  # network agents have a batched version
 
         known = list_agents()
         _check(bool(self.opponents), "opponents", self.opponents, "a non-empty list of agent names")
         for name in self.opponents:
             _check(name in known, "opponents", name, f"registered agents {known}")
             if self.vec_env == "batched":
-                _check(name in ("greedy-v0", "random-v0") or is_network_agent(name), "opponents", name,
+                _check(name in ("greedy-v0", "random-v0") or is_checkpoint_spec(name), "opponents", name,
                        "with vec_env: batched, agents with a batched version: greedy-v0, random-v0 or network "
                        "agents (or use vec_env: subproc or dummy)")
 
 
 VEC_ENVS = ("subproc", "dummy", "batched")
 """``SB3Config.vec_env``: how ``training/train_sb3.py`` runs its environments."""
-
-
-def is_network_agent(name: str) -> bool:
-    """Whether a registered agent name is a network checkpoint (which has a batched version)."""
-    from tt_env.agents.registry import is_checkpoint_spec
-
-    return is_checkpoint_spec(name)
 
 
 # ---------------------------------------------------------------- limits
