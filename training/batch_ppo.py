@@ -18,7 +18,6 @@ bit-identical to one that never stopped.
 
 from __future__ import annotations
 
-import copy
 import math
 import time
 
@@ -26,20 +25,21 @@ import numpy as np
 import torch
 from torch.utils.tensorboard import SummaryWriter
 
-from models.checkpoint_agent import CheckpointAgent
-from models.checkpoint import CheckpointError, check_finite, load_checkpoint, save_checkpoint
-from models.networks import CardNet, PolicyValueNet, build_network
+from models.checkpoint import CheckpointError, load_checkpoint
+from models.networks import PolicyValueNet
 from training.ppo.batch_collect import BatchTables, Rollout, policy_step
 from training.ppo.batch_config import TABLE_KINDS, BatchPPOConfig
 from training.ppo.batch_critic import PrivilegedCritic
 from training.common.config import ConfigError, dump_config
 from training.common.device import (check_resume_device, cuda_rng_state, resolve_device,
                              restore_cuda_rng)
+from training.ppo.loop import (EvalSchedule, build_net, check_not_diverged, evaluate_and_save,
+                              log_evaluation, progress_bar)
 from training.common.resume import (FROZEN, RESTORE_ERRORS, StopRequested, StopSignals, check_resumable,
                              is_count, is_str, load_latest, restore_failed,
                              save_latest)
 from training.common.trainer_cli import report_end, trainer_main
-from training.common.run_utils import RunDir, TrainingDiverged, evaluate_agent, format_results
+from training.common.run_utils import RunDir, format_results
 from tt_env.observation import OBS_VERSION
 
 TRAINER = "training/batch_ppo.py"
@@ -47,25 +47,6 @@ BATCH_FROZEN = FROZEN + ("num_tables", "opponents", "privileged_critic", "critic
 """Keys a resumed run keeps: :data:`training.common.resume.FROZEN` and what its tables and critic were built from."""
 STATE_KEYS = {"update": is_count, "device_type": is_str}
 TENSOR_KEYS = ("optimizer", "torch_rng", "update_rng", "tables")
-
-
-def build_net(cfg: BatchPPOConfig, *, init: bool = True) -> PolicyValueNet:
-    """The configured network (as ``training.selfplay.build_net``), from ``init_checkpoint`` when given."""
-    kwargs = dict(cfg.network_kwargs)
-    kwargs["num_players"] = cfg.num_players
-    rules = cfg.train_rules()
-    if cfg.network == "cardnet":
-        for key, value in CardNet.rule_kwargs(rules).items():
-            kwargs.setdefault(key, value)
-    net = build_network(cfg.network, **kwargs)
-    if init and cfg.init_checkpoint:
-        start, meta = load_checkpoint(cfg.init_checkpoint, num_players=cfg.num_players, obs_version=OBS_VERSION)
-        try:
-            net.load_state_dict(start.state_dict())
-        except RuntimeError as exc:
-            raise ConfigError(f"init_checkpoint={cfg.init_checkpoint!r} does not fit network={cfg.network!r} "
-                              f"{kwargs}: it holds a {meta['network']['class']} ({str(exc).splitlines()[0]})") from None
-    return net
 
 
 def ppo_update(net: PolicyValueNet, critic: PrivilegedCritic | None, optimizer: torch.optim.Optimizer,
@@ -111,28 +92,6 @@ def ppo_update(net: PolicyValueNet, critic: PrivilegedCritic | None, optimizer: 
     return out
 
 
-def cpu_copy(net: PolicyValueNet) -> PolicyValueNet:
-    """A CPU copy of ``net`` in eval mode (what checkpoints and evaluations use)."""
-    return copy.deepcopy(net).cpu().eval()
-
-
-def evaluate_and_save(net: PolicyValueNet, cfg: BatchPPOConfig, run: RunDir, step: int, final: bool,
-                      signals: StopSignals) -> list:
-    """Duplicate evaluation against ``eval_opponents``, recorded and saved as ``step_N.pt`` (and ``final.pt``).
-
-    Raises :class:`StopRequested` (nothing recorded) if a stop is asked for during it.
-    """
-    plain = cpu_copy(net)
-    results = evaluate_agent(CheckpointAgent(plain, name=cfg.name), cfg.eval_opponents, cfg.eval_rules(),
-                             cfg.eval_deals, seed=cfg.seed + 10_000, on_deal=signals.check)
-    run.record_eval(step, results)
-    evaluation = {"step": step, "deals": cfg.eval_deals, "full_game": True, "results": [r.to_dict() for r in results]}
-    for name in [f"step_{step}.pt"] + (["final.pt"] if final else []):
-        save_checkpoint(run.checkpoints / name, plain, obs_version=OBS_VERSION, rules=cfg.train_rules().to_dict(),
-                        training_steps=step, evaluation=evaluation, extra={"trainer": TRAINER, "config": cfg.to_dict()})
-    return results
-
-
 def train(cfg: BatchPPOConfig, *, resume: bool = False, overwrite: bool = False,
           command: str | None = None) -> RunDir:
     """Run batched PPO as configured; returns the run directory (same rules as ``training.selfplay.train``:
@@ -162,8 +121,7 @@ def _train(cfg: BatchPPOConfig, run: RunDir, *, resume: bool, overwrite: bool, c
     params = list(net.parameters()) + (list(critic.parameters()) if critic is not None else [])
     optimizer = torch.optim.Adam(params, lr=cfg.learning_rate, eps=1e-5)
     tables = BatchTables(cfg, net, critic, device)
-    every = cfg.eval_every or math.inf
-    step, update, next_eval, last_eval = 0, 0, every, None
+    step, update, evals = 0, 0, EvalSchedule.start(cfg.eval_every)
     if resume:
         latest, _ = load_checkpoint(run.latest, num_players=cfg.num_players, obs_version=OBS_VERSION)
         try:
@@ -179,10 +137,7 @@ def _train(cfg: BatchPPOConfig, run: RunDir, *, resume: bool, overwrite: bool, c
             raise
         except RESTORE_ERRORS as exc:  # passed check_state, but does not fit these objects
             raise restore_failed(run, exc) from None
-        step, update, last_eval = saved["step"], saved["update"], saved["last_eval"]
-        same_every = saved["config"].get("eval_every") == cfg.eval_every
-        next_eval = saved["next_eval"] if same_every and saved["next_eval"] is not None else (
-            every if last_eval is None else last_eval + every)
+        step, update, evals = saved["step"], saved["update"], EvalSchedule.resumed(cfg.eval_every, saved)
         run.history = saved["history"]
         if cfg.total_steps < min(step, saved["config"].get("total_steps", step)):  # a rollout may overshoot
             raise ConfigError(f"total_steps={cfg.total_steps} is below what the run has trained ({step} steps): "
@@ -194,9 +149,8 @@ def _train(cfg: BatchPPOConfig, run: RunDir, *, resume: bool, overwrite: bool, c
         next_save, saved_at = step + (cfg.save_every or math.inf), step
         writer.flush()
         extra = {"critic": {k: v.cpu() for k, v in critic.state_dict().items()}} if critic is not None else {}
-        save_latest(run, cpu_copy(net), cfg, step=step, trainer=TRAINER, state={
-            "update": update, "last_eval": last_eval, "next_eval": None if next_eval == math.inf else next_eval,
-            "device_type": device.type},
+        save_latest(run, net, cfg, step=step, trainer=TRAINER, state={
+            "update": update, **evals.state(), "device_type": device.type},
             tensors={"optimizer": optimizer.state_dict(), "torch_rng": torch.get_rng_state(),
                      "update_rng": gen.get_state(), "tables": tables.state_dict(), **cuda_rng_state(device), **extra})
 
@@ -213,38 +167,29 @@ def _train(cfg: BatchPPOConfig, run: RunDir, *, resume: bool, overwrite: bool, c
         writer.add_text("config", "\n".join(f"{k}: {v}" for k, v in cfg.to_dict().items()))
         save()
     done = step >= cfg.total_steps
-    if done and last_eval == step:
+    if done and evals.last == step:
         print(f"{run.path}: already trained to total_steps={cfg.total_steps} ({step} steps); nothing to do "
               f"(--set total_steps=N with a larger N trains it longer)")
         writer.close()
         return run
 
-    bar = None
-    if cfg.progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=cfg.total_steps, initial=min(step, cfg.total_steps), unit="step", desc=cfg.name,
-                   dynamic_ncols=True)
+    bar = progress_bar(cfg, step)
     log = bar.write if bar is not None else print
     start, start_step = time.perf_counter(), step
     with StopSignals() as signals:
         while True:
             done = step >= cfg.total_steps
-            if not signals.requested and (step >= next_eval or (done and last_eval != step)):
+            if not signals.requested and evals.due(step, done):
                 t_eval = time.perf_counter()
                 try:
-                    results = evaluate_and_save(net, cfg, run, step, done, signals)
+                    results = evaluate_and_save(net, cfg, run, step, done, signals, TRAINER)
                 except StopRequested:
                     save()
                     break
                 start += time.perf_counter() - t_eval  # evaluation time does not count against SPS
-                for r in results:
-                    writer.add_scalar(f"eval/{r.opponent}/score_diff", r.score_diff, step)
-                    writer.add_scalar(f"eval/{r.opponent}/win_rate", r.win_rate, step)
+                log_evaluation(writer, results, step)
                 log(f"step {step}: {format_results(results)}")
-                last_eval = step
-                while next_eval <= step:
-                    next_eval += every
+                evals.evaluated(step)
                 save()
             elif step >= next_save:
                 save()
@@ -260,10 +205,7 @@ def _train(cfg: BatchPPOConfig, run: RunDir, *, resume: bool, overwrite: bool, c
             net.train()
             stats = ppo_update(net, critic, optimizer, data, cfg, gen) if len(data) else {}
             net.eval()
-            try:
-                check_finite(net.state_dict(), f"training diverged at update {update}")
-            except CheckpointError as exc:
-                raise TrainingDiverged(f"{exc}: lower learning_rate or max_grad_norm") from None
+            check_not_diverged(net, update)
             step += len(data)
             sps = (step - start_step) / (time.perf_counter() - start)
             for k, v in stats.items():
@@ -291,8 +233,8 @@ def _train(cfg: BatchPPOConfig, run: RunDir, *, resume: bool, overwrite: bool, c
 
 
 def main(argv: list[str] | None = None) -> None:
-    trainer_main(argv, description=__doc__.split("\n\n")[0], config_cls=BatchPPOConfig, prog="python -m training.batch_ppo",
-                 train=train)
+    trainer_main(argv, description=__doc__.split("\n\n")[0], config_cls=BatchPPOConfig,
+                 prog="python -m training.batch_ppo", train=train)
 
 
 if __name__ == "__main__":

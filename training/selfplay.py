@@ -22,7 +22,6 @@ GPU; the games stay on the CPU and their observations are moved (``docs/devices.
 
 from __future__ import annotations
 
-import copy
 import math
 import time
 
@@ -30,18 +29,18 @@ import numpy as np
 import torch
 from torch.utils.tensorboard import SummaryWriter
 
-from models.checkpoint_agent import CheckpointAgent
-from models.checkpoint import CheckpointError, check_finite, load_checkpoint, save_checkpoint
-from models.networks import CardNet, PolicyValueNet, build_network
+from models.checkpoint import CheckpointError, load_checkpoint
 from training.common.config import ConfigError, SelfPlayConfig, dump_config
 from training.common.device import (check_resume_device, cuda_rng_state, resolve_device,
                              restore_cuda_rng)
 from training.ppo.update import Buffer, ppo_update
+from training.ppo.loop import (EvalSchedule, build_net, check_not_diverged, evaluate_and_save,
+                              log_evaluation, progress_bar)
 from training.common.resume import (FROZEN, RESTORE_ERRORS, StopRequested, StopSignals, check_resumable,
                              is_count, is_dict, load_latest, restore_failed,
                              save_latest)
 from training.common.trainer_cli import report_end, trainer_main
-from training.common.run_utils import RunDir, TrainingDiverged, evaluate_agent, format_results
+from training.common.run_utils import RunDir, format_results
 from training.ppo.selfplay_tables import LEARNER, SelfPlay, Table  # noqa: F401  (re-exported: their old home)
 from tt_env.observation import OBS_VERSION
 
@@ -53,44 +52,6 @@ SELFPLAY_FROZEN = FROZEN + ("num_envs", "opponents")
 STATE_KEYS = {"update": is_count, "play": is_dict}
 """The resume state's own keys (besides ``training.common.resume.COMMON_KEYS``), checked before it is used."""
 TENSOR_KEYS = ("optimizer", "torch_rng", "update_rng", "pool")
-
-
-def build_net(cfg: SelfPlayConfig, *, init: bool = True) -> PolicyValueNet:
-    """The configured network, from ``init_checkpoint`` when one is given (and ``init``)."""
-    kwargs = dict(cfg.network_kwargs)
-    kwargs["num_players"] = cfg.num_players
-    rules = cfg.train_rules()
-    if cfg.network == "cardnet":
-        for key, value in CardNet.rule_kwargs(rules).items():
-            kwargs.setdefault(key, value)
-    net = build_network(cfg.network, **kwargs)
-    if init and cfg.init_checkpoint:
-        start, meta = load_checkpoint(cfg.init_checkpoint, num_players=cfg.num_players, obs_version=OBS_VERSION)
-        try:
-            net.load_state_dict(start.state_dict())
-        except RuntimeError as exc:
-            raise ConfigError(f"init_checkpoint={cfg.init_checkpoint!r} does not fit network={cfg.network!r} "
-                              f"{kwargs}: it holds a {meta['network']['class']} {meta['network'].get('kwargs')} "
-                              f"({str(exc).splitlines()[0]})") from None
-    return net
-
-
-def evaluate_and_save(net: PolicyValueNet, cfg: SelfPlayConfig, run: RunDir, step: int, final: bool,
-                      signals: StopSignals) -> list:
-    """Duplicate evaluation against ``eval_opponents``, recorded and saved as ``step_N.pt`` (and ``final.pt``).
-
-    Raises :class:`StopRequested` (nothing recorded) if a stop is asked for during it.
-    """
-    agent = CheckpointAgent(copy.deepcopy(net).cpu().eval(), name=cfg.name)  # evaluations run on the CPU
-    results = evaluate_agent(agent, cfg.eval_opponents, cfg.eval_rules(), cfg.eval_deals, seed=cfg.seed + 10_000,
-                             on_deal=signals.check)
-    run.record_eval(step, results)
-    evaluation = {"step": step, "deals": cfg.eval_deals, "full_game": True,
-                  "results": [r.to_dict() for r in results]}
-    for name in [f"step_{step}.pt"] + (["final.pt"] if final else []):
-        save_checkpoint(run.checkpoints / name, net, obs_version=OBS_VERSION, rules=cfg.train_rules().to_dict(),
-                        training_steps=step, evaluation=evaluation, extra={"trainer": TRAINER, "config": cfg.to_dict()})
-    return results
 
 
 def train(cfg: SelfPlayConfig, *, resume: bool = False, overwrite: bool = False,
@@ -129,8 +90,7 @@ def _train(cfg: SelfPlayConfig, run: RunDir, *, resume: bool, overwrite: bool, c
     optimizer = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, eps=1e-5)
     play = SelfPlay(cfg, net, rng)
     num_updates = max(1, -(-cfg.total_steps // cfg.rollout_steps))
-    every = cfg.eval_every or math.inf
-    step, update, next_eval, last_eval = 0, 0, every, None
+    step, update, evals = 0, 0, EvalSchedule.start(cfg.eval_every)
     if resume:
         latest, _ = load_checkpoint(run.latest, num_players=cfg.num_players, obs_version=OBS_VERSION)
         try:
@@ -144,10 +104,7 @@ def _train(cfg: SelfPlayConfig, run: RunDir, *, resume: bool, overwrite: bool, c
             raise
         except RESTORE_ERRORS as exc:  # passed check_state, but does not fit these objects
             raise restore_failed(run, exc) from None
-        step, update, last_eval = saved["step"], saved["update"], saved["last_eval"]
-        same_every = saved["config"].get("eval_every") == cfg.eval_every
-        next_eval = saved["next_eval"] if same_every and saved["next_eval"] is not None else (
-            every if last_eval is None else last_eval + every)
+        step, update, evals = saved["step"], saved["update"], EvalSchedule.resumed(cfg.eval_every, saved)
         run.history = saved["history"]
         if update > num_updates:
             raise ConfigError(f"total_steps={cfg.total_steps} is below what the run has trained ({step} steps in "
@@ -160,8 +117,7 @@ def _train(cfg: SelfPlayConfig, run: RunDir, *, resume: bool, overwrite: bool, c
         writer.flush()
         state, pool = play.state_dict()
         save_latest(run, net, cfg, step=step, trainer=TRAINER, state={
-            "update": update, "last_eval": last_eval, "next_eval": None if next_eval == math.inf else next_eval,
-            "play": state, "device_type": device.type},
+            "update": update, **evals.state(), "play": state, "device_type": device.type},
             tensors={"optimizer": optimizer.state_dict(), "torch_rng": torch.get_rng_state(),
                      "update_rng": gen.get_state(), **cuda_rng_state(device), **pool})
 
@@ -177,37 +133,28 @@ def _train(cfg: SelfPlayConfig, run: RunDir, *, resume: bool, overwrite: bool, c
     else:
         writer.add_text("config", "\n".join(f"{k}: {v}" for k, v in cfg.to_dict().items()))
         save()
-    if update >= num_updates and last_eval == step:
+    if update >= num_updates and evals.last == step:
         print(f"{run.path}: already trained to total_steps={cfg.total_steps} ({step} steps); nothing to do "
               f"(--set total_steps=N with a larger N trains it longer)")
         writer.close()
         return run
 
-    bar = None
-    if cfg.progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=cfg.total_steps, initial=min(step, cfg.total_steps), unit="step", desc=cfg.name,
-                   dynamic_ncols=True)
+    bar = progress_bar(cfg, step)
     log = bar.write if bar is not None else print
     start, start_step = time.perf_counter(), step
     with StopSignals() as signals:
         while True:
-            if not signals.requested and (step >= next_eval or (update >= num_updates and last_eval != step)):
+            if not signals.requested and evals.due(step, update >= num_updates):
                 t_eval = time.perf_counter()
                 try:
-                    results = evaluate_and_save(net, cfg, run, step, update >= num_updates, signals)
+                    results = evaluate_and_save(net, cfg, run, step, update >= num_updates, signals, TRAINER)
                 except StopRequested:
                     save()
                     break
                 start += time.perf_counter() - t_eval  # evaluation time does not count against SPS
-                for r in results:
-                    writer.add_scalar(f"eval/{r.opponent}/score_diff", r.score_diff, step)
-                    writer.add_scalar(f"eval/{r.opponent}/win_rate", r.win_rate, step)
+                log_evaluation(writer, results, step)
                 log(f"step {step}: {format_results(results)}")
-                last_eval = step
-                while next_eval <= step:
-                    next_eval += every
+                evals.evaluated(step)
                 save()
             elif step >= next_save:
                 save()
@@ -223,10 +170,7 @@ def _train(cfg: SelfPlayConfig, run: RunDir, *, resume: bool, overwrite: bool, c
             net.train()
             stats = ppo_update(net, optimizer, buf, cfg, gen, train_policy=step >= cfg.critic_warmup_steps)
             net.eval()
-            try:
-                check_finite(net.state_dict(), f"training diverged at update {update}")
-            except CheckpointError as exc:
-                raise TrainingDiverged(f"{exc}: lower learning_rate or max_grad_norm") from None
+            check_not_diverged(net, update)
             step += len(buf)
             sps = (step - start_step) / (time.perf_counter() - start)
             for k, v in stats.items():

@@ -1,7 +1,7 @@
 """PPO, as the self-play trainers use it: the rollout buffer and the clipped update (``update``),
 the self-play tables and opponent pool (``selfplay_tables``), and the batched engine's collection,
 rollout, privileged critic and config (``batch_collect``, ``batch_rollout``, ``batch_critic``,
-``batch_config``).
+``batch_config``), and what both commands share around their loop (``loop``).
 
 The commands that run it are ``python -m training.selfplay`` and ``python -m training.batch_ppo``.
 ``training.ppo`` was a module until issue 24: its names (``Buffer``, ``ppo_update``) are still
