@@ -117,10 +117,41 @@ def test_overwrite_rules(tmp_path, capsys):
     ("num_tables=0", "num_tables=0 is not allowed: use an int from 1"),
     ("num_envs=4", "num_envs=4 is not allowed: .*set num_tables instead"),
     ("privileged_critic=maybe", "privileged_critic='maybe' has the wrong type"),
+    ("anneal_start_step=-1", "anneal_start_step=-1 is not allowed: use an int >= 0"),
+    ("anneal_end_step=300", "anneal_end_step=300 .*decay window must not be empty"),
+    ("total_steps=300", "total_steps=300 .*decay window must not be empty"),
+    ("anneal_end_step=1.5", "anneal_end_step=1.5 has the wrong type"),
 ])
 def test_bad_config_is_a_clear_error(tmp_path, override, message):
     with pytest.raises(ConfigError, match=message):
-        config(tmp_path, "bad", override)
+        config(tmp_path, "bad", "anneal_start_step=400" if "anneal_start" not in override else "seed=0", override)
+
+
+def test_the_learning_rate_decays_over_its_window():
+    whole = BatchPPOConfig(total_steps=1000, learning_rate=0.1)
+    assert [whole.learning_rate_at(s) for s in (0, 250, 1000, 1200)] == pytest.approx([0.1, 0.075, 0.0, 0.0])
+    window = BatchPPOConfig(total_steps=300, learning_rate=0.1, anneal_start_step=200, anneal_end_step=600)
+    assert [window.learning_rate_at(s) for s in (0, 199, 200, 300, 500, 600, 700)] == pytest.approx(
+        [0.1, 0.1, 0.1, 0.075, 0.025, 0.0, 0.0])
+    assert BatchPPOConfig(anneal_lr=False, learning_rate=0.1).learning_rate_at(10 ** 9) == 0.1
+
+
+def test_the_trainer_uses_the_window_across_chunks(tmp_path, monkeypatch):
+    seen: list[float] = []
+    real = batch_ppo.ppo_update
+
+    def record(net, critic, optimizer, *args, **kwargs):
+        seen.append(optimizer.param_groups[0]["lr"])
+        return real(net, critic, optimizer, *args, **kwargs)
+
+    monkeypatch.setattr(batch_ppo, "ppo_update", record)
+    window = ["eval_every=0", "learning_rate=0.001", "anneal_start_step=200", "anneal_end_step=600"]
+    batch_ppo.train(config(tmp_path, "lr", "total_steps=300", *window))
+    first_chunk = len(seen)
+    batch_ppo.train(config(tmp_path, "lr", "total_steps=600", *window), resume=True)
+    assert seen[0] == 0.001 and all(a >= b for a, b in zip(seen, seen[1:])), seen
+    assert 0.0005 < seen[first_chunk] < 0.001, "the second chunk must go on down the same window"
+    assert 0 <= seen[-1] < 0.0005
 
 
 def test_cli_refuses_a_bad_key_and_a_missing_cuda(tmp_path, capsys):

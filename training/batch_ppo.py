@@ -198,8 +198,7 @@ def _train(cfg: BatchPPOConfig, run: RunDir, *, resume: bool, overwrite: bool, c
                     save()
                 break
             update += 1
-            if cfg.anneal_lr:
-                optimizer.param_groups[0]["lr"] = cfg.learning_rate * max(1.0 - step / cfg.total_steps, 0.0)
+            optimizer.param_groups[0]["lr"] = cfg.learning_rate_at(step)
             net.eval()
             data = tables.collect(cfg.rollout_steps, cfg.gamma, cfg.gae_lambda)
             net.train()

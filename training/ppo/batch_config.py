@@ -54,6 +54,12 @@ class BatchPPOConfig(BaseConfig):
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     anneal_lr: bool = True
+    """Decay the learning rate linearly to 0 over the window [anneal_start_step, anneal_end_step]."""
+    anneal_start_step: int = 0
+    """Learner step where the decay starts (learning_rate until then)."""
+    anneal_end_step: int | None = None
+    """Learner step where the rate reaches 0 (null: total_steps). A long run trained in chunks sets
+    it, since each chunk's total_steps is only that chunk's end."""
     opponents: dict = field(default_factory=lambda: {"self": 0.3, "pool": 0.2, "greedy-v0": 0.25,
                                                      "random-v0": 0.25})
     """Fraction of the tables whose other seats are each kind (TABLE_KINDS); they sum to 1."""
@@ -104,6 +110,23 @@ class BatchPPOConfig(BaseConfig):
         if self.init_checkpoint is not None:
             _check(Path(self.init_checkpoint).exists(), "init_checkpoint", self.init_checkpoint,
                    "an existing checkpoint file")
+        _check(self.anneal_start_step >= 0, "anneal_start_step", self.anneal_start_step, "an int >= 0")
+        end = self.anneal_end()
+        _check(end > self.anneal_start_step, "anneal_end_step" if self.anneal_end_step is not None else "total_steps",
+               end, f"an int > anneal_start_step ({self.anneal_start_step}): the decay window must not be empty")
+
+    def anneal_end(self) -> int:
+        """The learner step where the annealed learning rate reaches 0."""
+        return self.total_steps if self.anneal_end_step is None else self.anneal_end_step
+
+    def learning_rate_at(self, step: int) -> float:
+        """The learning rate of the update that starts at learner step ``step``: ``learning_rate``
+        before ``anneal_start_step`` (always, without ``anneal_lr``), then linear down to 0 at
+        :meth:`anneal_end`."""
+        if not self.anneal_lr:
+            return self.learning_rate
+        start, end = self.anneal_start_step, self.anneal_end()
+        return self.learning_rate * min(max((end - step) / (end - start), 0.0), 1.0)
 
     def table_counts(self) -> dict[str, int]:
         """Tables of each kind (largest remainders, in TABLE_KINDS order; they sum to num_tables)."""
