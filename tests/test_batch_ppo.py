@@ -26,7 +26,7 @@ from tt_env.engine.rules import Rules
 TINY = ["total_steps=600", "num_tables=8", "rollout_steps=12", "num_minibatches=2", "update_epochs=1",
         "eval_every=300", "save_every=100", "eval_deals=1", "eval_opponents=[random-v0]", "progress=false",
         "rules.rounds=[1, 2]", "network_kwargs={channels: 8, hidden: 16}", "snapshot_every=2", "device=cpu",
-        "opponents={self: 0.25, pool: 0.25, greedy-v0: 0.25, random-v0: 0.25}"]
+        "opponents={self: 0.25, pool: 0.25, greedy-v0: 0.2, random-v0: 0.15, expert-v0: 0.15}"]
 
 
 def config(tmp_path: Path, name: str, *extra: str) -> BatchPPOConfig:
@@ -113,7 +113,7 @@ def test_overwrite_rules(tmp_path, capsys):
     ("num_table=8", "unknown config key.*allowed are"),
     ("device=gpu", "device='gpu' is not allowed: use auto, cpu, cuda or cuda:K"),
     ("opponents={self: 0.5, greedy-v0: 0.4}", "opponents=.* fractions that sum to 1"),
-    ("opponents={selfplay: 1.0}", r"opponents=.*mapping from \['self', 'pool', 'greedy-v0', 'random-v0'\]"),
+    ("opponents={selfplay: 1.0}", r"opponents=.*mapping from \['self', 'pool', 'greedy-v0', 'random-v0', 'expert-v0'\]"),
     ("num_tables=0", "num_tables=0 is not allowed: use an int from 1"),
     ("num_envs=4", "num_envs=4 is not allowed: .*set num_tables instead"),
     ("privileged_critic=maybe", "privileged_critic='maybe' has the wrong type"),
@@ -268,6 +268,43 @@ class IllegalLover(MLPPolicy):
         hand = x[:, :52]
         logits = torch.cat([torch.full((len(x), 2), 30.0), 30.0 * (hand == 0).float()], dim=1)
         return logits, torch.zeros(len(x))
+
+
+def test_every_kind_of_table_gets_its_share():
+    cfg = load_config(BatchPPOConfig, None, TINY)
+    assert cfg.table_counts() == {"self": 2, "pool": 2, "greedy-v0": 2, "random-v0": 1, "expert-v0": 1}
+    old = load_config(BatchPPOConfig, None, TINY + ["num_tables=10",
+                                                    "opponents={self: 0.3, pool: 0.2, greedy-v0: 0.25, random-v0: 0.25}"])
+    assert old.table_counts() == {"self": 3, "pool": 2, "greedy-v0": 3, "random-v0": 2, "expert-v0": 0}
+
+
+def test_expert_tables_are_played_by_the_scalar_expert(tmp_path):
+    """On expert-v0 tables every move not the learner's is the scalar expert-v0's choice for that
+    seat's observation, and the learner's moves are not."""
+    cfg = config(tmp_path, "expert", "network=mlp", "network_kwargs={hidden_sizes: [16]}", "num_tables=4",
+                 "opponents={expert-v0: 1.0}")
+    tables = BatchTables(cfg, MLPPolicy(num_players=2, hidden_sizes=[16]), None, torch.device("cpu"))
+    expert = make_agent("expert-v0", cfg.train_rules())
+    rng = np.random.default_rng(0)
+    real_step = tables.game.step
+    seen = {"expert": 0, "learner": 0, "learner_differs": 0}
+
+    def checked(actions):
+        ts = tables.ts
+        learner = tables.learner_rows(ts.seat)
+        for i in range(cfg.num_tables):
+            want = expert.act(ts.observation[i].numpy(), ts.action_mask[i].numpy(), rng)
+            if learner[i]:
+                seen["learner"] += 1
+                seen["learner_differs"] += int(actions[i]) != want
+            else:
+                seen["expert"] += 1
+                assert int(actions[i]) == want, f"table {i}: {int(actions[i])} is not expert-v0's {want}"
+        return real_step(actions)
+
+    tables.game.step = checked
+    tables.collect(40, 0.99, 0.95)
+    assert seen["expert"] > 50 and seen["learner"] > 50 and seen["learner_differs"] > 0, seen
 
 
 def test_the_mask_is_never_dropped(tmp_path):

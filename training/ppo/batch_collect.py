@@ -3,9 +3,10 @@
 Tables are of a fixed kind (``BatchPPOConfig.opponents``, by table index): on ``self`` tables
 the learner plays every seat; on the others it plays one seat, drawn anew for every game, and
 the other seats are ``greedy-v0``, ``random-v0`` (the batched agents of
-:mod:`tt_env.batch.agents`) or a past version of the network from the pool (one drawn per
-game). Every step moves every table: the learner decides for all its rows in one forward pass,
-each kind of opponent for its rows in one call. All random draws come from one generator on
+:mod:`tt_env.batch.agents`), ``expert-v0`` (the scalar agent, which has no batched form: its rows
+go to the CPU and it decides one at a time) or a past version of the network from the pool (one
+drawn per game). Every step moves every table: the learner decides for all its rows in one
+forward pass, each kind of opponent for its rows in one call. All random draws come from one generator on
 the device, so a rollout is a function of the saved state (``--resume`` is exact).
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from models.distributions import MaskedCategorical
@@ -21,12 +23,13 @@ from models.networks import PolicyValueNet
 from training.ppo.batch_config import TABLE_KINDS, BatchPPOConfig
 from training.ppo.batch_critic import PrivilegedCritic
 from training.ppo.batch_rollout import Trajectories
+from tt_env.agents import Agent, make_agent
 from tt_env.batch import BatchGame
 from tt_env.batch.agents import BatchGreedy, BatchNetwork, BatchRandom
 from tt_env.batch.global_state import encode_states
 from tt_env.batch.observe import legal_mask, observe
 
-SELF, POOL, GREEDY, RANDOM = range(4)
+SELF, POOL, GREEDY, RANDOM, EXPERT = range(5)
 
 
 @dataclass
@@ -57,6 +60,16 @@ def policy_step(net: PolicyValueNet, x: torch.Tensor, mask: torch.Tensor, genera
     return action, dist.log_prob(action), dist.entropy(), value
 
 
+def scalar_actions(agent: Agent, obs: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """A scalar agent's choices for rows of observations, one row at a time on the CPU, back on
+    ``obs``'s device. Only for agents that draw no random numbers (``expert-v0``): the fixed ``rng``
+    they are given keeps a run a function of its saved state."""
+    rows, legal = obs.cpu().numpy(), masks.cpu().numpy()
+    rng = np.random.default_rng(0)
+    chosen = [agent.act(rows[i], legal[i], rng) for i in range(len(rows))]
+    return torch.tensor(chosen, dtype=torch.int64, device=obs.device)
+
+
 class BatchTables:
     """The tables of one run, the opponent pool and the rollout loop."""
 
@@ -74,6 +87,7 @@ class BatchTables:
         self.greedy = BatchGreedy(rules)
         self.random = BatchRandom(rules, device=device)
         self.random.generator = self.generator
+        self.expert = make_agent("expert-v0", rules) if counts["expert-v0"] else None
         self.pool: list[PolicyValueNet] = []
         self.snapshot()
         self.learner_seat = torch.zeros(b, dtype=torch.int64, device=device)
@@ -146,6 +160,10 @@ class BatchTables:
             rows = (others & (self.kind == kind)).nonzero().squeeze(1)
             if rows.numel():
                 actions[rows] = agent.act(obs[rows], masks[rows])
+        if self.expert is not None:
+            rows = (others & (self.kind == EXPERT)).nonzero().squeeze(1)
+            if rows.numel():
+                actions[rows] = scalar_actions(self.expert, obs[rows], masks[rows])
         pool_rows = others & (self.kind == POOL)
         for k, member in enumerate(self.pool):
             rows = (pool_rows & (self.pool_member == k)).nonzero().squeeze(1)

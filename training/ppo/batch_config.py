@@ -9,7 +9,8 @@ Keys mean what :class:`training.common.config.SelfPlayConfig`'s mean where the i
   update learns from about ``num_tables * rollout_steps * (learner share of the moves)``
   learner decisions; ``total_steps`` still counts learner decisions;
 * ``opponents`` is a mix: the fraction of tables whose other seats are ``self`` (every seat is
-  the learner), ``pool`` (past versions of this run), ``greedy-v0`` or ``random-v0``;
+  the learner), ``pool`` (past versions of this run), ``greedy-v0``, ``random-v0`` or
+  ``expert-v0`` (the scalar agent, one row at a time on the CPU: it has no batched form);
 * ``device``: ``auto`` (CUDA when there is one), ``cpu``, ``cuda`` or ``cuda:K``;
 * ``privileged_critic``: the value comes from a separate critic that reads the global state
   (every hand) during training only; the policy, and so every checkpoint, reads the observation.
@@ -25,8 +26,9 @@ from typing import Any
 from training.common.config import BaseConfig, ConfigError, _check, check_network_size
 from training.common.device import DEVICE_PATTERN
 
-TABLE_KINDS = ("self", "pool", "greedy-v0", "random-v0")
-"""Who holds the non-learner seats of a table (``self``: nobody, every seat is the learner)."""
+TABLE_KINDS = ("self", "pool", "greedy-v0", "random-v0", "expert-v0")
+"""Who holds the non-learner seats of a table (``self``: nobody, every seat is the learner). New kinds
+go at the end: a table's kind follows this order, so a run's tables keep their kinds."""
 MAX_TABLES = 1 << 20
 DEVICE = DEVICE_PATTERN
 """The allowed ``device`` values (``training.common.device``, shared by every trainer)."""
