@@ -58,7 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "whose library allows a device train; the others train on the CPU")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--resume", action="store_true", help="continue the benchmark in --out: finished runs are "
-                                                             "skipped, an unfinished one starts again")
+                                                             "skipped, an unfinished one goes on from its last "
+                                                             "evaluation where its trainer can (ppo, batch-ppo, "
+                                                             "sb3-maskable-ppo), else starts again")
     group.add_argument("--overwrite", action="store_true", help="delete the benchmark in --out and start again")
     group.add_argument("--report", action="store_true", help="train nothing: rewrite baselines.json and .png from "
                                                              "the runs finished so far in --out and print the table")

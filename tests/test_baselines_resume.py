@@ -1,6 +1,7 @@
 """``benchmarks/baselines.py --resume`` after an interrupted run (issue 25: one-line bugs there
-survived): the unfinished run starts again from scratch, its stale files go, finished runs are kept
-and skipped. The frameworks are replaced by a stand-in trainer, so this takes a second."""
+survived): an unfinished run that cannot go on starts again from scratch, its stale files go,
+finished runs are kept and skipped (a stand-in trainer, so this takes a second); a real batch-ppo
+run stopped mid-chunk goes on from its run folder as if never stopped."""
 
 from __future__ import annotations
 
@@ -97,3 +98,77 @@ def test_resume_keeps_finished_runs_and_redoes_the_interrupted_one(tmp_path, fak
     runs = {r["seed"]: r for r in report["runs"]}
     assert runs[0]["marker"] == "kept" and runs[1]["status"] == "done"
     assert sorted(p.name for p in (out / "results").iterdir()) == ["ppo-seed0.json", "ppo-seed1.json"]
+
+
+def test_an_unfinished_batch_ppo_run_goes_on_from_where_it_stopped(tmp_path, monkeypatch, capsys):
+    """A real batch-ppo run stopped in the middle of its second chunk: ``--resume`` continues it
+    from its run folder, and its evaluations are those of a run that never stopped."""
+    import signal
+
+    from training import batch_ppo
+
+    cli = benchmark_cli()
+    args = ["--config", str(SMOKE), "--algos", "batch-ppo", "--seeds", "0"]
+    assert cli.main(args + ["--out", str(tmp_path / "whole")]) == 0
+    whole = json.loads((tmp_path / "whole" / "results" / "batch-ppo-seed0.json").read_text())
+    real, calls = batch_ppo.ppo_update, {"n": 0, "stop_at": 0}
+
+    def counting(*a, **k):  # counts updates; raises SIGINT (batch_ppo saves and stops) at stop_at
+        calls["n"] += 1
+        if calls["n"] == calls["stop_at"]:
+            signal.raise_signal(signal.SIGINT)
+        return real(*a, **k)
+
+    monkeypatch.setattr(batch_ppo, "ppo_update", counting)
+    first = load_config(BaselinesConfig, SMOKE, ["algos=[batch-ppo]", "seeds=[0]", "eval_points=1",
+                                                 f"steps={whole['evaluations'][0]['step']}"])
+    runner.run_one(first, "batch-ppo", 0, tmp_path / "count", log=lambda *_: None)  # the first chunk alone
+    calls.update(stop_at=calls["n"] * 2 + 2, n=calls["n"])  # the whole chunk again, then 2 updates of the second
+    out = tmp_path / "cut"
+    assert cli.main(args + ["--out", str(out)]) == 130
+    partial = json.loads((out / "results" / "batch-ppo-seed0.partial.json").read_text())
+    assert [e["step"] for e in partial["evaluations"]] == [whole["evaluations"][0]["step"]]
+    monkeypatch.setattr(batch_ppo, "ppo_update", real)
+    capsys.readouterr()
+    assert cli.main(args + ["--out", str(out), "--resume"]) == 0
+    assert f"batch-ppo-seed0: continuing from step {partial['evaluations'][0]['step']}" in capsys.readouterr().out
+    done = json.loads((out / "results" / "batch-ppo-seed0.json").read_text())
+    assert done["status"] == "done" and len(done["continued"]) == 1 and done["steps"] == whole["steps"]
+    assert [(e["step"], e["results"]) for e in done["evaluations"]] == \
+        [(e["step"], e["results"]) for e in whole["evaluations"]]
+    assert not (out / "results" / "batch-ppo-seed0.partial.json").exists()
+
+
+def test_only_a_readable_partial_result_of_the_same_run_is_continued(tmp_path, fake_frameworks):
+    out = tmp_path / "bench"
+    cfg = interrupted_benchmark(out)
+    point = {"step": 1, "learn_seconds": 1.0, "wall_seconds": 1.0, "results": []}
+    partial = {"algo": "ppo", "seed": 1, "status": "running", "hyperparameters": cfg.params("ppo"),
+               "evaluations": [point]}
+    path = out / "results" / "ppo-seed1.partial.json"
+    path.write_text(json.dumps(partial))
+    assert runner.unfinished_result(out, "ppo", 1, cfg) == partial
+    assert runner.unfinished_result(out, "ppo", 0, cfg) is None  # another seed's
+    for changed in ({"hyperparameters": {"other": 1}}, {"algo": "batch-ppo"}, {"evaluations": []},
+                    {"evaluations": [{**point, "wall_seconds": None}]}):
+        path.write_text(json.dumps({**partial, **changed}))
+        assert runner.unfinished_result(out, "ppo", 1, cfg) is None, changed
+    path.write_text("{not json")
+    assert runner.unfinished_result(out, "ppo", 1, cfg) is None
+
+
+def test_our_trainers_continue_only_from_a_saved_run(tmp_path):
+    from training.baselines import make_trainer
+    from training.baselines.common import RunContext
+
+    cfg = load_config(BaselinesConfig, SMOKE)
+    for algo in ("ppo", "batch-ppo", "sb3-maskable-ppo"):
+        ctx = RunContext(seed=0, num_players=2, work_dir=tmp_path / algo)
+        trainer = make_trainer(algo, cfg.params(algo), ctx, cfg.steps, cfg.eval_points)
+        assert not trainer.continue_run(150, 2.5) and trainer.steps == 0, algo  # nothing saved yet
+        saved = ctx.work_dir / "run" / "checkpoints" / "latest.resume.json"
+        saved.parent.mkdir(parents=True)
+        saved.write_text("{}")
+        assert trainer.continue_run(150, 2.5), algo
+        assert (trainer.steps, trainer.learn_seconds, trainer.resuming) == (150, 2.5, True), algo
+        trainer.close()

@@ -75,6 +75,12 @@ class Trainer(abc.ABC):
     def close(self) -> None:
         """Release processes and files (called once, also after an error)."""
 
+    def continue_run(self, steps: int, learn_seconds: float) -> bool:
+        """Pick up the unfinished run that an earlier process left in ``ctx.work_dir``, last evaluated
+        at ``steps`` after ``learn_seconds`` of learning. False (the default): this trainer cannot,
+        and the run starts again from scratch."""
+        return False
+
 
 def seed_everything(seed: int) -> None:
     """Seed Python's, numpy's and torch's global generators (frameworks that draw from them)."""

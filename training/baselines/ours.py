@@ -12,6 +12,9 @@
 * ``rllib-ppo``: ``training/train_rllib.py`` (``training.train_rllib.train``), pure self-play, in one
   call with an export at every evaluation point (it has no ``--resume``).
 
+These three continue an unfinished run on the benchmark's ``--resume`` (:meth:`~.common.Trainer.continue_run`:
+the script resumes from its run folder); RLlib's starts again.
+
 A section of ``configs/baselines.yaml`` holds the script's own config keys; the keys the benchmark
 sets itself (run folder, seed, player count, steps, the scripts' own evaluations) are refused there.
 """
@@ -117,12 +120,24 @@ class _ChunkedScriptTrainer(Trainer):
         super().__init__(params, ctx)
         self._config(1)  # validate now, before anything trains
         self.final: Path | None = None
+        self.resuming = False
+
+    def continue_run(self, steps: int, learn_seconds: float) -> bool:
+        """The script resumes from the run folder's saved state (``latest.resume.json``, written every
+        ``save_every`` steps, so at or after the last evaluation point); without one, False. The
+        steps trained after ``steps`` by the stopped process count as learning at this process's rate."""
+        from training.common.resume import STATE
+
+        if not any(self.ctx.work_dir.glob(f"*/checkpoints/latest.{STATE}")):
+            return False
+        self.steps, self.learn_seconds, self.resuming = steps, learn_seconds, True
+        return True
 
     def train_until(self, steps: int) -> None:
         from models.checkpoint import read_metadata
 
         cfg = self._config(steps)
-        run = self._train(cfg, resume=self.final is not None)
+        run = self._train(cfg, resume=self.final is not None or self.resuming)
         if run.stopped_by is not None:
             raise KeyboardInterrupt(f"the run was stopped by signal {run.stopped_by}")
         self.final = run.checkpoints / "final.pt"
