@@ -128,6 +128,9 @@ def test_an_unfinished_batch_ppo_run_goes_on_from_where_it_stopped(tmp_path, mon
     assert cli.main(args + ["--out", str(out)]) == 130
     partial = json.loads((out / "results" / "batch-ppo-seed0.partial.json").read_text())
     assert [e["step"] for e in partial["evaluations"]] == [whole["evaluations"][0]["step"]]
+    carried = 10_000.0  # the stopped process's wall time, which the continued run counts on from
+    partial["evaluations"][0]["wall_seconds"] = carried
+    (out / "results" / "batch-ppo-seed0.partial.json").write_text(json.dumps(partial))
     monkeypatch.setattr(batch_ppo, "ppo_update", real)
     capsys.readouterr()
     assert cli.main(args + ["--out", str(out), "--resume"]) == 0
@@ -136,6 +139,8 @@ def test_an_unfinished_batch_ppo_run_goes_on_from_where_it_stopped(tmp_path, mon
     assert done["status"] == "done" and len(done["continued"]) == 1 and done["steps"] == whole["steps"]
     assert [(e["step"], e["results"]) for e in done["evaluations"]] == \
         [(e["step"], e["results"]) for e in whole["evaluations"]]
+    assert done["evaluations"][0]["wall_seconds"] == carried
+    assert carried < done["evaluations"][1]["wall_seconds"] <= done["wall_seconds"] < carried + 600
     assert not (out / "results" / "batch-ppo-seed0.partial.json").exists()
 
 
