@@ -30,6 +30,7 @@ from models.networks import PolicyValueNet
 from training.ppo.batch_collect import BatchTables, Rollout, policy_step
 from training.ppo.batch_config import TABLE_KINDS, BatchPPOConfig
 from training.ppo.batch_critic import PrivilegedCritic
+from training.ppo.losses import clipped_ppo_losses
 from training.common.config import ConfigError, dump_config
 from training.common.device import (check_resume_device, cuda_rng_state, resolve_device,
                              restore_cuda_rng)
@@ -51,7 +52,7 @@ TENSOR_KEYS = ("optimizer", "torch_rng", "update_rng", "tables")
 
 def ppo_update(net: PolicyValueNet, critic: PrivilegedCritic | None, optimizer: torch.optim.Optimizer,
                data: Rollout, cfg: BatchPPOConfig, gen: torch.Generator) -> dict[str, float]:
-    """Clipped PPO on one rollout (``training.ppo.update.ppo_update``'s losses, on the rollout's device);
+    """Clipped PPO on one rollout (``training.ppo.losses``, on the rollout's device, no host sync per minibatch);
     the value comes from ``critic`` when there is one (then the network's value head is unused)."""
     n = len(data)
     mb = max(1, n // cfg.num_minibatches)
@@ -65,19 +66,11 @@ def ppo_update(net: PolicyValueNet, critic: PrivilegedCritic | None, optimizer: 
             _, logprob, entropy, value = policy_step(net, data.x[idx], data.mask[idx], action=data.action[idx])
             if critic is not None:
                 value = critic(data.critic_x[idx])
-            log_ratio = logprob - data.logprob[idx]
-            ratio = log_ratio.exp()
-            with torch.no_grad():
-                stats["approx_kl"].append(((ratio - 1) - log_ratio).mean())
-                stats["clipfrac"].append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean())
-            a = data.advantage[idx]
-            if a.numel() > 1:  # the std of one sample is undefined
-                a = (a - a.mean()) / (a.std() + 1e-8)
-            pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
-            old, ret = data.value[idx], data.ret[idx]
-            v_clipped = old + (value - old).clamp(-cfg.clip_coef, cfg.clip_coef)
-            v_loss = 0.5 * torch.max((value - ret) ** 2, (v_clipped - ret) ** 2).mean()
-            ent = entropy.mean()
+            losses = clipped_ppo_losses(logprob, data.logprob[idx], data.advantage[idx], entropy, value,
+                                        data.value[idx], data.ret[idx], cfg.clip_coef)
+            pg_loss, v_loss, ent = losses.policy, losses.value, losses.entropy
+            stats["approx_kl"].append(losses.approx_kl)
+            stats["clipfrac"].append(losses.clipfrac)
             loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
             optimizer.zero_grad()
             loss.backward()

@@ -2,7 +2,8 @@
 
 Transitions are stored per learner decision; each knows the index of the next transition of
 its trajectory (a (table, seat) pair), so advantages (GAE) follow each trajectory through a
-rollout in which many tables and seats interleave. The update is CleanRL's, with masks.
+rollout in which many tables and seats interleave. The update is CleanRL's, with masks (its
+losses: ``training.ppo.losses``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import torch
 
 from models.networks import PolicyValueNet
 from training.common.config import SelfPlayConfig
+from training.ppo.losses import clipped_ppo_losses
 
 
 class Buffer:
@@ -72,17 +74,11 @@ def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, buf: Buffe
         for start in range(0, n - mb + 1, mb):
             idx = order[start:start + mb]
             _, logprob, entropy, value = net.get_action_and_value(x[idx], masks[idx], actions[idx])
-            log_ratio = logprob - old_logprob[idx]
-            ratio = log_ratio.exp()
-            with torch.no_grad():
-                stats["approx_kl"].append(float(((ratio - 1) - log_ratio).mean()))
-                stats["clipfrac"].append(float(((ratio - 1.0).abs() > cfg.clip_coef).float().mean()))
-            a = adv[idx]
-            a = (a - a.mean()) / (a.std() + 1e-8)
-            pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
-            v_clipped = old_value[idx] + (value - old_value[idx]).clamp(-cfg.clip_coef, cfg.clip_coef)
-            v_loss = 0.5 * torch.max((value - ret[idx]) ** 2, (v_clipped - ret[idx]) ** 2).mean()
-            ent = entropy.mean()
+            losses = clipped_ppo_losses(logprob, old_logprob[idx], adv[idx], entropy, value, old_value[idx],
+                                        ret[idx], cfg.clip_coef)
+            pg_loss, v_loss, ent = losses.policy, losses.value, losses.entropy
+            stats["approx_kl"].append(float(losses.approx_kl))
+            stats["clipfrac"].append(float(losses.clipfrac))
             loss = cfg.vf_coef * v_loss
             if train_policy:
                 loss = loss + pg_loss - cfg.ent_coef * ent
