@@ -13,7 +13,8 @@ from importlib.resources import files
 from pathlib import Path
 
 SHIPPED = {"ppo-2p-v0": "ppo-2p-v0.pt", "ppo-2p-v1": "ppo-2p-v1.pt", "ppo-3p-v0": "ppo-3p-v0.pt",
-           "ppo-4p-v0": "ppo-4p-v0.pt", "scratch-2p-v0": "scratch-2p-v0.pt"}
+           "ppo-4p-v0": "ppo-4p-v0.pt", "scratch-2p-v0": "scratch-2p-v0.pt",
+           "scratch-2p-v1": "scratch-2p-v1.pt"}
 """Trained agents shipped in ``models/checkpoints`` (``python -m training.ship`` writes them), by name."""
 
 
