@@ -378,3 +378,30 @@ def test_a_finished_run_can_be_trained_longer(tmp_path, capsys):
                           resume=True)
     steps = [h["step"] for h in json.loads((run.path / "eval.json").read_text())]
     assert len(steps) == 2 and 60 <= steps[0] < 150 <= steps[1]
+
+
+def test_the_update_makes_better_than_average_actions_more_likely(tmp_path):
+    """One ``batch_ppo.ppo_update`` on a fixed rollout: the actions with a positive advantage gain
+    probability, those with a negative one lose it, and the values move toward the returns."""
+    from training.ppo.batch_collect import Rollout
+
+    torch.manual_seed(0)
+    cfg = config(tmp_path, "update", "network=mlp", "network_kwargs={hidden_sizes: [16]}", "update_epochs=4",
+                 "num_minibatches=1", "learning_rate=0.01")
+    net = zero_value_mlp()
+    rows = 64
+    x = torch.rand(rows, net.input_size)
+    mask = torch.ones(rows, 54, dtype=torch.bool)
+    action = torch.arange(rows) % 54
+    with torch.no_grad():
+        _, logprob, _, value = policy_step(net, x, mask, action=action)
+    advantage = torch.where(torch.arange(rows) % 2 == 0, 1.0, -1.0)
+    data = Rollout(x=x, mask=mask, action=action, logprob=logprob, value=value, advantage=advantage,
+                   ret=torch.full((rows,), 2.0), critic_x=None)
+    optimizer = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate)
+    batch_ppo.ppo_update(net, None, optimizer, data, cfg, torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        _, after, _, value_after = policy_step(net, x, mask, action=action)
+    gain = after - logprob
+    assert gain[advantage > 0].mean() > 0 > gain[advantage < 0].mean()
+    assert (value_after - 2.0).abs().mean() < (value - 2.0).abs().mean()
