@@ -5,6 +5,7 @@ Run from the repository root::
     python benchmarks/bench_batch.py                                  # 2 players, CPU
     python benchmarks/bench_batch.py --batch-sizes 1024,4096,16384 --device cuda --players 2,4,8
     python benchmarks/bench_batch.py --envs batch                      # the batched engine only
+    python benchmarks/bench_batch.py --device cuda --solving gathered,kept --envs batch   # GPU solving A/B
 
 One "decision" is what it is in ``benchmarks/bench_env.py``: one legal action chosen uniformly
 at random after reading that decision's observation and legal actions. For the batched engine a
@@ -34,6 +35,7 @@ from bench_env import Runner, make_aec_runner, make_openspiel_runner  # noqa: E4
 
 from tt_env.batch import BatchGame  # noqa: E402
 from tt_env.batch.agents import BatchRandom  # noqa: E402
+from tt_env.batch.game import SOLVING_MODES  # noqa: E402
 from tt_env.engine.rules import Rules  # noqa: E402
 
 
@@ -43,10 +45,10 @@ def _sync(device: torch.device) -> None:
 
 
 def make_batch_runner(players: int, tables: int, device: torch.device, seed: int,
-                      solver: str = "auto") -> tuple[Runner, int]:
+                      solver: str = "auto", solving: str = "auto") -> tuple[Runner, int]:
     """A runner of ``tables`` batched tables, and the bytes of state per table."""
     rules = Rules(num_players=players)
-    game = BatchGame(rules, tables, device=device, seed=seed, check_actions=False, solver=solver)
+    game = BatchGame(rules, tables, device=device, seed=seed, check_actions=False, solver=solver, solving=solving)
     agent = BatchRandom(rules, seed=seed, device=device)
     box = {"ts": game.reset(), "games": 0}
 
@@ -71,7 +73,8 @@ def make_batch_runner(players: int, tables: int, device: torch.device, seed: int
                 return steps, now - t0
 
     per_table = game.state.memory_bytes() // tables
-    return Runner(f"batch {players}p x{tables} ({device.type})", run, lambda: box["games"], "ours, batched"), per_table
+    mode = "" if solving == "auto" else f", {solving}"
+    return Runner(f"batch {players}p x{tables} ({device.type}{mode})", run, lambda: box["games"], "ours, batched"), per_table
 
 
 def main() -> None:
@@ -87,11 +90,17 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--solver", default="auto", choices=["auto", "torch", "triton", "c"],
                         help="meld solver backend of the batched engine (BatchGame's solver=)")
+    parser.add_argument("--solving", default="auto",
+                        help=f"comma-separated BatchGame solving= modes to run side by side ({', '.join(SOLVING_MODES)}; "
+                             "they differ on the every-row path, any device but a CPU)")
     args = parser.parse_args()
     envs = {e.strip() for e in args.envs.split(",") if e.strip()}
     unknown = envs - {"batch", "tt_raw", "openspiel"}
     if unknown:
         raise SystemExit(f"unknown env(s) {sorted(unknown)}: choose from batch, tt_raw, openspiel")
+    solving = [m.strip() for m in args.solving.split(",") if m.strip()]
+    if not solving or set(solving) - set(SOLVING_MODES):
+        raise SystemExit(f"--solving {args.solving!r}: choose from {', '.join(SOLVING_MODES)} (comma-separated)")
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -105,9 +114,10 @@ def main() -> None:
     if "batch" in envs:
         for players in (int(p) for p in args.players.split(",")):
             for tables in (int(b) for b in args.batch_sizes.split(",")):
-                runner, per_table = make_batch_runner(players, tables, device, args.seed, args.solver)
-                runners.append(runner)
-                memory[runner.name] = per_table
+                for mode in solving:
+                    runner, per_table = make_batch_runner(players, tables, device, args.seed, args.solver, mode)
+                    runners.append(runner)
+                    memory[runner.name] = per_table
     if "tt_raw" in envs:
         from tt_env.three_thirteen_v0 import raw_env
 

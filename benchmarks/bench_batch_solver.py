@@ -7,6 +7,9 @@ with the scalar solver on ``--hands`` hands; the tensor program (``--backends``:
 ``--torch-seconds`` per group: it is slow on a CPU, the GPU is its home). Any mismatch is
 printed and the exit status is 1.
 
+Filter: ``could_meld_completely`` (the go-out check's cheap filter) must keep every hand that
+melds completely, on ``--filter-hands`` hands built mostly from melds (with the C batch as judge).
+
 Speed: hands/s of the scalar C solver called in a Python loop, of the C batch and of each tensor
 backend at each batch size (1 deck, aces low, the 2-player game), medians over ``--repeats``.
 
@@ -26,7 +29,7 @@ import numpy as np
 import torch
 
 from tt_env.batch import solver_triton
-from tt_env.batch.solver import least_penalty
+from tt_env.batch.solver import could_meld_completely, least_penalty
 from tt_env.engine import melds
 from tt_env.engine.rules import Rules
 
@@ -40,6 +43,57 @@ def random_counts(rng: np.random.Generator, num: int, decks: int, low: int = 3, 
     counts = np.zeros((num, 52), np.int64)
     np.add.at(counts, (rows[take], order[take]), 1)
     return counts
+
+
+def melded_counts(rng: np.random.Generator, num: int, decks: int) -> tuple[np.ndarray, np.ndarray]:
+    """(num, 52) counts of hands built mostly from melds, and their wild ranks (0..13).
+
+    Each hand takes runs (3 to 6 ranks of a suit, the ace next to the king too) and sets (3 to 5
+    of a rank), with a fifth of their cards swapped for a wild, and now and then a stray card,
+    up to 3..14 cards (at most ``decks`` copies of a card). Most of them meld completely, many
+    nearly: the hands the go-out filter must keep, and the ones it may drop."""
+    counts = np.zeros((num, 52), np.int64)
+    wilds = rng.integers(0, 14, num)
+    for i in range(num):
+        c, wild, size = counts[i], int(wilds[i]), int(rng.integers(3, 15))
+        while c.sum() < size:
+            kind = rng.random()
+            if kind < 0.85:
+                run = kind < 0.45
+                suit, first = int(rng.integers(4)), int(rng.integers(13))
+                for k in range(int(rng.integers(3, 7 if run else 6))):
+                    if wild and rng.random() < 0.2:
+                        c[int(rng.integers(4)) * 13 + wild - 1] += 1
+                    else:
+                        c[(suit * 13 + (first + k) % 13) if run else (int(rng.integers(4)) * 13 + first)] += 1
+            else:
+                c[int(rng.integers(52))] += 1
+        np.minimum(c, decks, out=c)
+        if c.sum() > 14:
+            c[:] = np.bincount(rng.choice(np.repeat(np.arange(52), c), 14, replace=False), minlength=52)
+    return counts, wilds
+
+
+def check_filter(hands: int, seed: int) -> int:
+    """Hands that meld completely (C solver) but ``could_meld_completely`` drops: it must be none."""
+    rng = np.random.default_rng(seed)
+    groups = list(itertools.product((1, 2, 3, 4), (False, True), (False, True)))
+    per_group = -(-hands // len(groups))
+    bad = zero = dropped = 0
+    for decks, aces_high, nn in groups:
+        counts, wilds = melded_counts(rng, per_group, decks)
+        counts_t, wilds_t = torch.from_numpy(counts), torch.from_numpy(wilds)
+        melds_completely = least_penalty(counts_t, wilds_t, rules_for(decks, aces_high, nn), backend="c") == 0
+        kept = could_meld_completely(counts_t, wilds_t)
+        for i in torch.nonzero(melds_completely & ~kept).flatten()[:5].tolist():
+            print(f"FILTER DROPPED A HAND THAT MELDS: decks={decks} aces_high={aces_high} meld_needs_natural={nn} "
+                  f"hand={hands_of(counts[i:i + 1])[0]} wild={wilds[i]}")
+        bad += int((melds_completely & ~kept).sum())
+        zero += int(melds_completely.sum())
+        dropped += int((~kept).sum())
+    print(f"go-out filter: {len(groups) * per_group:,} hands mostly of melds, {zero:,} meld completely, the filter "
+          f"drops {dropped:,}, of them hands that meld: {bad}", flush=True)
+    return bad
 
 
 def hands_of(counts: np.ndarray) -> list[list[int]]:
@@ -143,6 +197,8 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-check", action="store_true")
+    parser.add_argument("--filter-hands", type=int, default=200_000,
+                        help="hands built from melds on which the go-out filter must keep every hand that melds")
     args = parser.parse_args()
     device = torch.device(args.device)
     cuda = device.type == "cuda"
@@ -164,7 +220,7 @@ def main() -> int:
           + (f" ({torch.cuda.get_device_name(device)})" if cuda else "") + f", torch threads {torch.get_num_threads()}")
     speed(args, device)
     print()
-    bad = 0 if args.skip_check else check(args, device)
+    bad = 0 if args.skip_check else check(args, device) + check_filter(args.filter_hands, args.seed)
     if bad:
         print(f"FAILED: {bad} mismatches")
         return 1

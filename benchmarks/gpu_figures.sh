@@ -64,10 +64,14 @@ for w in caught[:5]:
     print("  ", str(w.message)[:200], w.filename, w.lineno)
 PY
 # 2. decisions per second, random masked play (the scalar raw_env on this machine's one core beside it)
-timeout 100 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 4096,16384,65536 \
-    --players 2 --envs batch,tt_raw --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -12 | tee "$OUT/bench_batch_2p.txt"
-timeout 70 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 16384 --players 4,8 \
-    --envs batch --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -8 | tee "$OUT/bench_batch_48p.txt"
+#    (both ways of choosing the hands to solve side by side: gathered, the default with the fused
+#    solver, and kept, the one measured before it)
+timeout 130 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 4096,16384,65536 \
+    --solving gathered,kept --players 2 --envs batch,tt_raw --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -16 \
+    | tee "$OUT/bench_batch_2p.txt"
+timeout 90 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 16384 --players 4,8 \
+    --solving gathered,kept --envs batch --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -10 \
+    | tee "$OUT/bench_batch_48p.txt"
 fi
 if want solver; then
 # 3. the solver alone, both tensor backends (exactness against the scalar C solver, then speed)

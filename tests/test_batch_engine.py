@@ -58,15 +58,16 @@ def check_deal(st: engine.GameState) -> None:
 
 
 def play_side_by_side(rules: Rules, tables: int, steps: int, seed: int, reward_mode: str = "relative",
-                      device: str = "cpu", accelerator_path: bool = False, solver: str | None = None) -> Counter:
+                      device: str = "cpu", accelerator_path: bool = False, solver: str | None = None,
+                      solving: str = "auto") -> Counter:
     """Random legal play on a batch, checked against the scalar engine; returns event counts.
 
     ``accelerator_path`` runs, on a CPU, the code a GPU runs: every row through the rare parts
     of a step with a select, and (unless ``solver`` says otherwise) the tensor program for the
-    melds instead of C."""
+    melds instead of C; ``solving`` picks which hands that path solves."""
     if solver is None:
         solver = "torch" if accelerator_path else "auto"
-    g = BatchGame(rules, tables, device=device, seed=seed, reward_mode=reward_mode, solver=solver)
+    g = BatchGame(rules, tables, device=device, seed=seed, reward_mode=reward_mode, solver=solver, solving=solving)
     if accelerator_path:
         g._sparse = False
     ts = g.reset()
@@ -166,6 +167,51 @@ KEPT_PENALTY_CASES = {  # the every-row path's scoring from the penalties kept a
 }
 
 
+GATHERED_CASES = {  # the every-row path solving only the hands that need it, gathered to the front
+    "2p": Rules(rounds=(1, 2, 3, 7)),
+    "3p aces high natural": Rules(num_players=3, aces="high_or_low", meld_needs_natural=True, rounds=(1, 2, 9)),
+    "4p two turns": Rules(num_players=4, rounds=(1, 5), max_turns_per_round=2),  # fewer turns than seats
+    "6p 2 decks": Rules(num_players=6, rounds=(1, 2, 11), max_turns_per_round=14),
+}
+
+
+@pytest.mark.parametrize("name", list(GATHERED_CASES))
+def test_every_row_path_solving_gathered_hands_matches_scalar_engine(name: str) -> None:
+    """``solving="gathered"`` (the fused solver's default on a GPU) with the C solver, which marks the
+    hands past the gathered count -1 as the kernels leave them: a wrong need, count or order of
+    the gathered hands breaks the go-out checks or the round scores."""
+    rules = GATHERED_CASES[name]
+    game = BatchGame(rules, 1, solving="gathered")
+    game._sparse = False
+    assert game._gathered and not game._cached_scoring
+    events = play_side_by_side(rules, tables=8, steps=150, seed=17, accelerator_path=True, solver="auto",
+                               solving="gathered")
+    assert events["rounds"] >= 4 and events["went_out"] > 0
+
+
+def test_gathered_solving_with_the_tensor_program() -> None:
+    """The same with the plain tensor program (its ``prefix`` masks after solving every row)."""
+    events = play_side_by_side(Rules(rounds=(1, 2), max_turns_per_round=10), tables=3, steps=24, seed=4,
+                               accelerator_path=True, solving="gathered")
+    assert events["rounds"] > 0 and events["went_out"] > 0
+
+
+@pytest.mark.parametrize("solving,fused,gathered", [("auto", False, False), ("auto", True, True),
+                                                     ("kept", True, False), ("gathered", False, True)])
+def test_solving_defaults_to_gathered_with_the_fused_solver(monkeypatch: pytest.MonkeyPatch, solving: str,
+                                                              fused: bool, gathered: bool) -> None:
+    from tt_env.batch import solver_triton
+
+    monkeypatch.setattr(solver_triton, "available", lambda: fused)
+    game = BatchGame(Rules(), 1, solver="triton" if fused else "torch", solving=solving)
+    assert game._gathered == gathered
+
+
+def test_solving_rejects_unknown_modes() -> None:
+    with pytest.raises(ValueError, match=r"solving='fast' is not allowed: use one of \['auto', 'gathered', 'kept'\]"):
+        BatchGame(Rules(), 1, solving="fast")
+
+
 @pytest.mark.parametrize("name", list(KEPT_PENALTY_CASES))
 def test_every_row_path_scores_rounds_exactly(name: str) -> None:
     """The every-row path with the C solver (fast enough for many rounds): round scores equal the
@@ -179,7 +225,8 @@ def test_every_row_path_scores_rounds_exactly(name: str) -> None:
     assert events["rounds"] >= 4 and events["went_out"] > 0
 
 
-def test_every_row_path_scores_loaded_states() -> None:
+@pytest.mark.parametrize("solving", ["kept", "gathered"])
+def test_every_row_path_scores_loaded_states(solving: str) -> None:
     """After ``from_game_states`` the kept penalties are the loaded hands' own: loaded when
     someone went out and the next seat already took its last turn, the round ends after one more
     turn, with the scalar engine's scores."""
@@ -198,7 +245,7 @@ def test_every_row_path_scores_loaded_states() -> None:
         ts = source.step(torch.where(ts.action_mask, logits, -1.0).argmax(1))
     states = picked[:8]
     assert len(states) == 8
-    game = BatchGame(rules, 8, solver="auto")
+    game = BatchGame(rules, 8, solver="auto", solving=solving)
     game._sparse = False
     ts = game.from_game_states(states)
     scalar = [st.copy() for st in states]

@@ -235,6 +235,10 @@ def test_backends_agree_and_auto_picks_c(monkeypatch):
     (dict(counts=torch.full((3, 52), 2), check=True), ValueError, r"counts must be 0..1"),
     (dict(counts=torch.ones(3, 52, dtype=torch.int64), check=True), ValueError, "more than max_cards=14"),
     (dict(wild_rank=torch.tensor([0, 14, 3]), check=True), ValueError, "wild_rank is not allowed"),
+    (dict(prefix=2), TypeError, "prefix must be a one-element integer torch tensor"),
+    (dict(prefix=torch.tensor([2.0])), TypeError, r"not a torch.float32 tensor of shape \(1,\)"),
+    (dict(prefix=torch.tensor([1, 2])), TypeError, "one-element"),
+    (dict(prefix=torch.tensor([2], device="meta")), ValueError, "prefix is on meta: put it on the device of counts"),
 ])
 def test_errors(kwargs, error, match):
     args = dict(counts=torch.zeros(3, 52, dtype=torch.int64), wild_rank=0, rules=Rules(), backend="torch")
@@ -252,6 +256,20 @@ def test_c_errors():
     with pytest.raises(ValueError, match=r"wild_ranks\[1\]=14 is not allowed"):
         solver._c_least_penalty(solver._c_backend(), torch.zeros(2, 52, dtype=torch.uint8),
                                 torch.tensor([0, 14]), Rules())
+
+
+@pytest.mark.parametrize("backend", ["torch"] + (["c"] if HAS_C else []))
+def test_a_prefix_solves_the_hands_in_front_and_marks_the_rest(backend: str) -> None:
+    """``prefix`` (the GPU engine gathers the hands it needs to the front): the hands before it
+    are solved exactly, the others read -1, whatever the prefix (none, some, all, more)."""
+    rng = np.random.default_rng(8)
+    counts = random_hands(rng, 10, 1, (3, 7))
+    wilds = rng.integers(0, 14, 10)
+    want = scalar(counts, wilds, False, False)
+    args = (torch.from_numpy(counts), torch.from_numpy(wilds), Rules())
+    for k in (0, 1, 6, 10, 12):
+        got = least_penalty(*args, backend=backend, max_cards=fit(counts), prefix=torch.tensor(k, dtype=torch.int32))
+        assert got.tolist() == want[:k].tolist() + [-1] * max(0, 10 - k)
 
 
 def test_the_go_out_filter_never_drops_a_hand_that_melds() -> None:
@@ -292,3 +310,57 @@ def test_the_go_out_filter_never_drops_a_hand_that_melds() -> None:
     assert int(zero.sum()) > 200 and int((~keep).sum()) > 1000  # both kinds really occur
     aces = Rules(decks=2, aces="high_or_low")
     assert bool(could_meld_completely(counts, wild)[least_penalty(counts, wild, aces) == 0].all())
+
+
+@pytest.mark.parametrize("text,wild,keeps", [
+    ("2S 5S 7C 7D", 7, True),          # two isolated spades share a run and its two wilds: 2 W W 5
+    ("2S 5H 7C 7D", 7, False),         # isolated in two suits: two melds, four wilds needed
+    ("2S 5H 7C 7D 7H 7S", 7, True),    # ... and four are there
+    ("2S 8S JS 7C 7D 7H", 7, False),   # three isolated spades: 2 * ceil(3 / 2) = 4 wilds needed
+    ("2S 8S JS 7C 7D 7H 7S", 7, True),
+    ("2S 3S 4S 9H", 7, False),         # one isolated natural, no wild
+    ("2S 3S 4S", 7, True),             # nothing isolated
+    ("2S 3S 4S 9H 9D 9C", 7, True),    # a run and a set of naturals alone: no wild needed
+    ("QS KS AS 9H 9D 9C", 7, True),    # ... the ace above the king too (aces high)
+    ("2S 3S 4S 9H 9D", 7, False),      # a pair needs a wild, and there is none
+    ("2S 3S 4S 9H 9D 7C", 7, True),    # ... one wild
+    ("5S 6S 8S 7C", 7, True),          # naturals needing wilds, all of one suit: one run may do
+    ("5S 6S 9H 9D 7C", 7, False),      # spades and nines: two melds, each with a wild
+    ("5S 6S 9H 9D 7C 7D", 7, True),
+])
+def test_the_go_out_filter_counts_the_wilds_a_hand_needs(text: str, wild: int, keeps: bool) -> None:
+    """Each suit with ``k`` isolated naturals needs ``2 * ceil(k / 2)`` wilds, naturals outside
+    any meld of naturals need a wild in their meld, two such melds if they span two suits and two
+    ranks; the filter keeps a hand with that many wilds (whether it melds is the solver's to say)
+    and drops one with fewer."""
+    from tt_env.batch.solver import could_meld_completely
+
+    counts = torch.as_tensor(np.bincount(parse_cards(text), minlength=52), dtype=torch.uint8).view(1, 52)
+    assert bool(could_meld_completely(counts, torch.tensor([wild]))) == keeps
+    if not keeps:
+        assert int(least_penalty(counts, wild, Rules(decks=2))) > 0
+
+
+def test_the_go_out_filter_keeps_every_hand_of_melds_in_every_rule_group() -> None:
+    """The benchmark's hands built from melds (runs around the ace too, sets, wilds swapped in),
+    1 to 4 decks, both ace rules, ``meld_needs_natural`` both ways: every hand that melds is
+    kept, and the filter still drops many (``bench_batch_solver.py --filter-hands`` runs more)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_batch_solver import melded_counts
+
+    from tt_env.batch.solver import could_meld_completely
+
+    rng = np.random.default_rng(12)
+    kept_all = dropped = 0
+    for decks, aces_high, natural in itertools.product((1, 2, 3, 4), (False, True), (False, True)):
+        counts, wilds = melded_counts(rng, 1000, decks)
+        counts_t, wilds_t = torch.from_numpy(counts), torch.from_numpy(wilds)
+        melds_completely = least_penalty(counts_t, wilds_t, rules_for(aces_high, natural, decks)) == 0
+        kept = could_meld_completely(counts_t, wilds_t)
+        assert bool(kept[melds_completely].all()), (decks, aces_high, natural)
+        kept_all += int(melds_completely.sum())
+        dropped += int((~kept).sum())
+    assert kept_all > 8000 and dropped > 1000

@@ -55,3 +55,15 @@ def test_triton_backend_is_refused_without_triton(monkeypatch: pytest.MonkeyPatc
     counts = torch.zeros(1, 52, dtype=torch.uint8)
     with pytest.raises(ValueError, match="backend='triton' needs Triton"):
         solver.least_penalty(counts, 3, Rules(), backend="triton")
+
+
+@needs_triton
+def test_fused_slot_with_a_count_computes_the_hands_in_front(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``count`` (the GPU engine's gathered hands), each program loops over the blocks of
+    hands below it: one program per lane state here, over two blocks of 64, the second cut at 70."""
+    monkeypatch.setattr(solver_triton, "PREFIX_PROGRAMS", 1)
+    plan = solver._plan(DECKS, MAX_LANES, U_DIM, torch.device("cpu"))
+    f, n = random_slot_inputs(plan, hands=90, decks=DECKS, seed=5)
+    want = solver._slot(plan, f, n, 4, False)[..., :70]
+    got = solver_triton.slot(f, n, 4, False, DECKS, MAX_LANES, plan.m_dim, torch.tensor([70]))
+    assert torch.equal(got[..., :70], want.to(torch.int16))

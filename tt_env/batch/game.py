@@ -19,18 +19,21 @@ from ..engine.game import DISCARD_BASE, NUM_ACTIONS, GameState
 from ..engine.rules import Rules
 from ..engine.scoring import REWARD_MODES, penalty_rewards, relative_rewards
 from ..observation import observation_size
-from .observe import observe, observe_and_mask, pile_top, row_items
+from . import solver_triton
 from .deal import dealt, reshuffle
+from .observe import observe, observe_and_mask, pile_top, row_items
 from .random_keys import seed_words, stream_base, uniform_below
 from .solver import BACKENDS as SOLVER_BACKENDS
 from .solver import could_meld_completely, least_penalty
 from .state import COUNT_DTYPE, BatchState
 from .timestep import TimeStep, win_rewards
 
-__all__ = ["MAX_BATCH_DECKS", "BatchGame", "TimeStep", "win_rewards"]
+__all__ = ["MAX_BATCH_DECKS", "SOLVING_MODES", "BatchGame", "TimeStep", "win_rewards"]
 
 MAX_BATCH_DECKS = 4
 """Most decks the batched engine plays (its solver's tables are sized for up to 4)."""
+SOLVING_MODES = ("auto", "gathered", "kept")
+"""Values of ``BatchGame(solving=...)``: which hands the every-row (accelerator) path solves."""
 
 
 class BatchGame:
@@ -50,11 +53,18 @@ class BatchGame:
             tensor program fused by Triton on CUDA when Triton is installed, else the plain
             tensor program; ``"torch"`` runs the tensor program on a CPU too, ``"triton"``
             forces the fused kernels).
+        solving: which hands the every-row path (any device but a CPU) solves, with no wait on
+            the host. ``"gathered"``: only those that need it, gathered to the front of the batch
+            (the discarded hands that could meld completely, and the hands of the tables whose
+            round ends), which the fused kernels stop after; ``"kept"``: the mover's hand at
+            every discard, its penalty kept per seat to score the round (the plain tensor
+            program solves every row anyway). ``"auto"``: gathered with the fused solver, else
+            kept. A CPU solves just the hands that need it whatever this says.
     """
 
     def __init__(self, rules: Rules, num_tables: int, device: str | torch.device = "cpu", seed: int = 0,
                  reward_mode: str = "relative", *, autoreset: bool = True, check_actions: bool = True,
-                 solver: str = "auto") -> None:
+                 solver: str = "auto", solving: str = "auto") -> None:
         if not isinstance(rules, Rules):
             raise TypeError(f"rules={rules!r} is not a Rules: build one with tt_env.engine.rules.Rules(...)")
         if rules.num_decks > MAX_BATCH_DECKS:
@@ -72,6 +82,11 @@ class BatchGame:
         if solver not in SOLVER_BACKENDS:
             raise ValueError(f"solver={solver!r} is not allowed: use one of {list(SOLVER_BACKENDS)}")
         self.solver = solver
+        if solving not in SOLVING_MODES:
+            raise ValueError(f"solving={solving!r} is not allowed: use one of {list(SOLVING_MODES)}")
+        fused = solver == "triton" or (solver == "auto" and self.device.type == "cuda" and solver_triton.available())
+        self._gathered = solving == "gathered" or (solving == "auto" and fused)
+        """Every-row path: solve only the hands that need it, gathered to the front (see ``solving``)."""
         self.autoreset = autoreset
         self.check_actions = check_actions
         self.observation_size = observation_size(rules.num_players)
@@ -183,7 +198,7 @@ class BatchGame:
         points = torch.zeros(self.num_tables, n, dtype=torch.int64, device=self.device)
         ended_round = torch.where(ends, self._round_number(s), 0)
         if lockstep != 0:
-            self._on_rows(ends, self._end_round, points)
+            self._on_rows(ends, self._end_round, points, ends)
         scores = s.scores.clone()
         over = ends & s.game_over
         rewards = self._rewards(points, ends, over)
@@ -262,7 +277,8 @@ class BatchGame:
         """Run ``fn(part, rows, *output_parts)`` on the tables where ``mask`` holds and write them back.
 
         On a CPU ``part`` holds just those tables; elsewhere every table, and only the masked ones
-        are kept (no wait on the host). ``outputs`` are (B, ...) tensors ``fn`` fills for its rows.
+        are kept (no wait on the host). ``outputs`` are (B, ...) tensors ``fn`` fills for its rows
+        (or reads: one left unchanged is written back as it was).
         """
         if self._sparse:
             rows = mask.nonzero().squeeze(1)  # host: CPU only (self._sparse), no device to wait for
@@ -306,7 +322,7 @@ class BatchGame:
         ends: after someone goes out every other seat takes a turn, and a round ended by
         ``max_turns_per_round`` saw that many discards in seat order, so ``max_turns_per_round
         >= num_players`` suffices (the hand that went out scores 0). Otherwise the hands are solved."""
-        return not self._sparse and self.rules.max_turns_per_round >= self.num_players
+        return not self._sparse and not self._gathered and self.rules.max_turns_per_round >= self.num_players
 
     def _penalty_is_zero(self, mask: torch.Tensor, seat: torch.Tensor, discard: torch.Tensor) -> torch.Tensor:
         """(B,) whether the hand of ``seat`` melds completely, computed where ``mask`` holds
@@ -321,10 +337,23 @@ class BatchGame:
             if rows.numel():
                 result[rows] = least_penalty(hands, wild[rows], self.rules, backend=self.solver) == 0
             return result
-        pen = least_penalty(self.state.hands[self._rows, seat].to(torch.uint8), wild, self.rules, backend=self.solver)
+        hands = self.state.hands[self._rows, seat].to(torch.uint8)
+        if self._gathered:  # as on a CPU, but gathered to the front instead of picked out
+            return self._solve_gathered(hands, wild, mask & could_meld_completely(hands, wild)) == 0
+        pen = least_penalty(hands, wild, self.rules, backend=self.solver)
         kept = self._hand_penalty.gather(1, seat.unsqueeze(1)).squeeze(1)
         self._hand_penalty.scatter_(1, seat.unsqueeze(1), torch.where(discard, pen, kept).unsqueeze(1))
         return mask & (pen == 0)
+
+    def _solve_gathered(self, hands: torch.Tensor, wild: torch.Tensor, need: torch.Tensor) -> torch.Tensor:
+        """(K,) least penalties of the ``hands`` (K, 52) where ``need`` holds, -1 elsewhere.
+
+        The needed hands go to the front in a stable order and the solver is told how many
+        (``prefix``, a device tensor): the fused kernels stop after them without waiting on the
+        host, so a step pays for the few hands that need solving, not for every row."""
+        order = torch.argsort(need.logical_not().to(torch.uint8), stable=True)
+        pen = least_penalty(hands[order], wild[order], self.rules, backend=self.solver, prefix=need.sum())
+        return torch.empty_like(pen).scatter_(0, order, pen)
 
     def _solve_every_hand(self) -> None:
         """Fill the kept penalties from the hands as they are (after a load: the seats that do not
@@ -334,16 +363,21 @@ class BatchGame:
         hands = self.state.hands.reshape(b * n, 52).to(torch.uint8)
         self._hand_penalty = least_penalty(hands, wild, self.rules, backend=self.solver).view(b, n).long()
 
-    def _end_round(self, part: BatchState, rows: torch.Tensor, points: torch.Tensor) -> None:
-        """Score every hand of the ``part`` tables, add to the totals, and deal the next round."""
+    def _end_round(self, part: BatchState, rows: torch.Tensor, points: torch.Tensor, ending: torch.Tensor) -> None:
+        """Score every hand of the ``part`` tables whose round is ``ending`` (all of them on a CPU),
+        add to the totals, and deal the next round."""
         k, n = part.hands.shape[0], self.num_players
+        seats = torch.arange(n, device=self.device)
         if self._cached_scoring:  # every row here (the every-row path), kept at each discard
             pen = self._hand_penalty.clone()
         else:
             wild = (self._rounds[part.round_index] + 2).repeat_interleave(n)
-            pen = least_penalty(part.hands.reshape(k * n, 52).to(torch.uint8), wild, self.rules,
-                                backend=self.solver).view(k, n).long()
-        seats = torch.arange(n, device=self.device)
+            hands = part.hands.reshape(k * n, 52).to(torch.uint8)
+            if self._gathered and not self._sparse:  # the ending tables' hands, but the one that went out
+                need = ending.unsqueeze(1) & (seats.unsqueeze(0) != part.went_out.unsqueeze(1))
+                pen = self._solve_gathered(hands, wild, need.reshape(-1)).view(k, n)
+            else:
+                pen = least_penalty(hands, wild, self.rules, backend=self.solver).view(k, n).long()
         pen = torch.where(seats.unsqueeze(0) == part.went_out.unsqueeze(1), 0, pen)
         points.copy_(pen)
         part.scores += pen

@@ -188,11 +188,12 @@ def _slot(plan: _Plan, f: torch.Tensor, n: torch.Tensor, value: int, forced: boo
 
 
 def _natural_deadwood(plan: _Plan, slots: list[tuple[torch.Tensor, int, bool]], wilds: torch.Tensor,
-                      fused: tuple[int, int] | None = None) -> torch.Tensor:
+                      fused: tuple[int, int] | None = None, count: torch.Tensor | None = None) -> torch.Tensor:
     """D*: the least unmelded natural value with at most ``wilds`` (B,) wilds in the melds.
 
     ``slots``: per slot, (naturals per suit (4, B), their value, forced). ``fused``: (decks,
-    max lanes) to run each slot as the Triton kernels of :mod:`tt_env.batch.solver_triton`."""
+    max lanes) to run each slot as the Triton kernels of :mod:`tt_env.batch.solver_triton`, which
+    compute only the first ``count`` hands when it is given (the others come out unspecified)."""
     b = wilds.shape[0]
     f = torch.full((plan.num_states, plan.u_dim, b), _INF, dtype=torch.int16, device=wilds.device)
     f[plan.empty, 0] = 0
@@ -202,7 +203,7 @@ def _natural_deadwood(plan: _Plan, slots: list[tuple[torch.Tensor, int, bool]], 
         else:
             from . import solver_triton
 
-            f = solver_triton.slot(f, n, value, forced, *fused, plan.m_dim)
+            f = solver_triton.slot(f, n, value, forced, *fused, plan.m_dim, count)
     best = torch.full((plan.u_dim, b), _INF, dtype=torch.int16, device=wilds.device)
     for pad, states in plan.ends:
         best = torch.minimum(best, _shift(f.index_select(0, states).amin(0), pad, 0))
@@ -211,7 +212,8 @@ def _natural_deadwood(plan: _Plan, slots: list[tuple[torch.Tensor, int, bool]], 
 
 
 def _torch_least_penalty(counts: torch.Tensor, wild: torch.Tensor, aces_high: bool, needs_natural: bool,
-                         decks: int, max_cards: int, chunk: int | None, fused: bool = False) -> torch.Tensor:
+                         decks: int, max_cards: int, chunk: int | None, fused: bool = False,
+                         prefix: torch.Tensor | None = None) -> torch.Tensor:
     device = counts.device
     b = counts.shape[0]
     max_lanes = max(1, min(4 * decks, max_cards // 3))
@@ -256,7 +258,9 @@ def _torch_least_penalty(counts: torch.Tensor, wild: torch.Tensor, aces_high: bo
         slots += [(n[r], min(r + 1, 10), False) for r in range(1, 13)]
         if aces_high:
             slots.append((high[sl].clamp(min=0).t(), 15, False))
-        d = _natural_deadwood(plan, slots, num_w[sl], (decks, max_lanes) if fused else None)
+        # the fused kernels stop after the prefix's rows of this chunk (k rows per hand)
+        count = None if not fused or prefix is None else (prefix * k - start).clamp(0, chunk * k)
+        d = _natural_deadwood(plan, slots, num_w[sl], (decks, max_lanes) if fused else None, count)
         if aces_high:
             d = torch.where(ok[sl], d, _INF).view(-1, k).amin(1)
         out.append(d)
@@ -276,7 +280,7 @@ def _c_backend():
 
 def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Rules, *,
                   backend: str = "auto", decks: int | None = None, max_cards: int = DEFAULT_MAX_CARDS,
-                  check: bool = False, chunk: int | None = None) -> torch.Tensor:
+                  check: bool = False, chunk: int | None = None, prefix: torch.Tensor | None = None) -> torch.Tensor:
     """The least penalty of each hand: ``melds.least_penalty(hand, wild, aces_high, meld_needs_natural)``.
 
     Args:
@@ -292,6 +296,11 @@ def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Ru
             ranks 0..13); this synchronises with the device, so it is off by default.
         chunk: hands per step of the torch program (bounds its memory; default: a state of at
             most 2**24 entries per step on a CPU, 2**28 on a GPU).
+        prefix: a one-element integer tensor on the device of ``counts``: only hands
+            ``0..prefix-1`` are wanted, and the others come back as -1. The fused kernels read it
+            themselves and skip those hands, so a caller that gathered the hands it needs to
+            the front (:meth:`BatchGame.step` on a GPU) pays for just those, without waiting on
+            the host; the other backends solve every hand and then mask.
 
     Returns:
         (B,) int64 tensor on the device of ``counts``.
@@ -319,8 +328,9 @@ def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Ru
         if c_module is None:
             raise ValueError("backend='c' needs the C meld solver (built, and TT_ENV_SOLVER not 'python'): "
                              "use 'torch' or 'auto'")
+    prefix = _prefix_tensor(prefix, counts.device)
     if backend == "c" or (backend == "auto" and c_module is not None):
-        return _c_least_penalty(c_module, counts, wild, rules)
+        return _unwanted_as_minus_one(_c_least_penalty(c_module, counts, wild, rules), prefix)
     if backend == "triton" and not solver_triton.available():
         raise ValueError("backend='triton' needs Triton (pip install triton, or the project's gpu extra): "
                          "use 'torch' or 'auto'")
@@ -329,8 +339,30 @@ def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Ru
         raise ValueError(f"decks={decks} is not allowed for the torch program: it takes 1..{MAX_DECKS}")
     if b == 0:
         return torch.zeros(0, dtype=torch.long, device=counts.device)
-    return _torch_least_penalty(counts, wild, rules.aces_high, rules.meld_needs_natural, decks, max_cards, chunk,
-                                fused)
+    return _unwanted_as_minus_one(
+        _torch_least_penalty(counts, wild, rules.aces_high, rules.meld_needs_natural, decks, max_cards, chunk,
+                             fused, prefix), prefix)
+
+
+def _prefix_tensor(prefix: torch.Tensor | None, device: torch.device) -> torch.Tensor | None:
+    """``prefix`` checked (a one-element integer tensor on ``device``) and flattened to (1,) int64."""
+    if prefix is None:
+        return None
+    if not isinstance(prefix, torch.Tensor) or prefix.dtype not in _INT_DTYPES or prefix.numel() != 1:
+        what = (f"a {prefix.dtype} tensor of shape {tuple(prefix.shape)}" if isinstance(prefix, torch.Tensor)
+                else type(prefix).__name__)
+        raise TypeError(f"prefix must be a one-element integer torch tensor (hands wanted from the front), not {what}")
+    if prefix.device != device:
+        raise ValueError(f"prefix is on {prefix.device}: put it on the device of counts ({device})")
+    return prefix.reshape(1).long()
+
+
+def _unwanted_as_minus_one(penalty: torch.Tensor, prefix: torch.Tensor | None) -> torch.Tensor:
+    """``penalty`` with the hands from ``prefix`` on set to -1 (no host wait)."""
+    if prefix is None:
+        return penalty
+    rows = torch.arange(penalty.shape[0], device=penalty.device)
+    return torch.where(rows < prefix, penalty, -1)
 
 
 def _wild_tensor(wild_rank: torch.Tensor | int, b: int, device: torch.device) -> torch.Tensor:
@@ -372,14 +404,24 @@ def _c_least_penalty(module, counts: torch.Tensor, wild: torch.Tensor, rules: Ru
 
 def could_meld_completely(counts: torch.Tensor, wild_rank: torch.Tensor) -> torch.Tensor:
     """(B,) bool: False only for hands that surely hold unmelded cards (a cheap filter, exact in
-    that direction: where it says False, ``least_penalty`` is above 0).
+    that direction: where it says False, ``least_penalty`` is above 0). The go-out check solves
+    only the other hands. Ranks are taken circularly (the ace next to the king, and below the 2),
+    which only allows more melds, so the bounds below stay lower bounds under both ace rules.
 
-    A natural card with no other natural of its rank and none of its suit within two ranks
-    ("isolated"; ranks taken circularly, A next to K, which only makes fewer cards isolated) can
-    only be melded with at least two wilds: in a set of its own rank (two wilds), or in a run whose
-    nearest other natural is three or more ranks away (two wilds between). So a hand holding an
-    isolated natural and at most one wild cannot meld completely. The go-out check solves only the
-    other hands.
+    Lower bounds on the wilds a hand needs to meld completely, the largest of:
+
+    - a natural with no other natural of its rank and none of its suit within two ranks
+      ("isolated") is melded with at least two wilds of its own meld within two ranks of it: in
+      a set of its rank, or in a run, where at least two of the places within two ranks of it are
+      in the run and hold no natural. Isolated naturals of different suits are in different
+      melds (they differ in suit and, being alone in their rank, in rank too). Two of one suit
+      may share a run and its wilds (``x W W y``), but any two that are not next to each other in
+      rank order are six or more ranks apart, so their wilds are apart: a suit with ``k``
+      isolated naturals needs ``2 * ceil(k / 2)`` wilds, summed over the suits;
+    - a natural in no meld of naturals alone (three of its suit in a row, or three naturals of
+      its rank) is in a meld with a wild: one wild if there is such a natural, two if they span
+      two suits and two ranks (two of them then differ in suit and in rank, so no set and no run
+      holds both).
 
     Each suit's ranks are a 13-bit mask (bit ``r - 1`` for rank ``r``), so that the neighbours
     are shifts of a few (B, 4) integers rather than passes over every card."""
@@ -404,4 +446,28 @@ def could_meld_completely(counts: torch.Tensor, wild_rank: torch.Tensor) -> torc
     for shift in (1, 2, 11, 12):                                # +-1 and +-2 ranks, circularly
         near |= ((held << shift) | (held >> (13 - shift))) & 0x1FFF
     isolated = held & ~near & ~same_rank.unsqueeze(1)
-    return ~((isolated != 0).any(dim=1) & (wilds <= 1))
+    needed = 2 * ((_bit_count13(isolated) + 1) // 2).sum(dim=1, dtype=torch.int64)
+    # naturals in a meld of naturals alone: three in a row of their suit, or three of their rank
+    in_three = held & _rotate13(held, 12) & _rotate13(held, 11)     # bit r: r, r + 1, r + 2 held
+    in_run = in_three | _rotate13(in_three, 1) | _rotate13(in_three, 2)
+    tripled = cards.sum(dim=1, dtype=torch.int64) >= 3              # (B, 13); the wild rank is not held
+    free = in_run | (tripled.to(torch.float32) @ powers).to(torch.int32).unsqueeze(1)
+    costly = held & ~free                                           # (B, 4): naturals whose meld needs a wild
+    suits = (costly != 0).sum(dim=1)
+    ranks = _bit_count13(costly[:, 0] | costly[:, 1] | costly[:, 2] | costly[:, 3])
+    # one wild per meld holding them; two melds at least when they span two suits and two ranks
+    melds = torch.where((suits >= 2) & (ranks >= 2), 2, (suits >= 1).long())
+    return wilds >= torch.maximum(needed, melds)
+
+
+def _rotate13(x: torch.Tensor, k: int) -> torch.Tensor:
+    """13-bit masks ``x`` rotated up by ``k`` ranks (bit ``r`` to bit ``(r + k) % 13``)."""
+    return ((x << k) | (x >> (13 - k))) & 0x1FFF
+
+
+def _bit_count13(x: torch.Tensor) -> torch.Tensor:
+    """Set bits of each 13-bit integer of ``x`` (int32), by parallel sums of bit pairs, nibbles, bytes."""
+    x = x - ((x >> 1) & 0x5555)
+    x = (x & 0x3333) + ((x >> 2) & 0x3333)
+    x = (x + (x >> 4)) & 0x0F0F
+    return (x & 0xFF) + (x >> 8)

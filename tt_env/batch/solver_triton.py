@@ -38,66 +38,71 @@ def _kernels(interpret: bool):
     import triton
     import triton.language as tl
 
-    def suit_move_kernel(f_ptr, out_ptr, n_ptr, start_ptr, src_ptr, take_ptr, dw_ptr, b, stride_m,
+    def suit_move_kernel(f_ptr, out_ptr, n_ptr, start_ptr, src_ptr, take_ptr, dw_ptr, count_ptr, b, stride_m,
                          M: tl.constexpr, U: tl.constexpr, MU_P: tl.constexpr, FIRST: tl.constexpr,
                          BLOCK: tl.constexpr, INF: tl.constexpr):
         d = tl.program_id(0)
-        offs_b = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
-        in_b = offs_b < b
+        count = tl.minimum(tl.load(count_ptr), b)
         mu = tl.arange(0, MU_P)
         m = mu // U
         u = mu % U
         in_mu = mu < M * U
-        naturals = tl.load(n_ptr + offs_b, mask=in_b, other=0)
-        acc = tl.full((MU_P, BLOCK), INF, tl.int16)
         first = tl.load(start_ptr + d)
         last = tl.load(start_ptr + d + 1)
-        for e in range(first, last):
-            src = tl.load(src_ptr + e)
-            take = tl.load(take_ptr + e)
-            dw = tl.load(dw_ptr + e)
-            m_src = m - take
-            u_src = u - dw
-            if FIRST:  # the slot's first suit reads the (S, U, B) table: nothing taken yet
-                ok_mu = in_mu & (m_src == 0) & (u_src >= 0)
-                row = src * U + u_src
-            else:
-                ok_mu = in_mu & (m_src >= 0) & (u_src >= 0)
-                row = src * (M * U) + m_src * U + u_src
-            ok = ok_mu[:, None] & (in_b & (naturals >= take))[None, :]
-            ptr = f_ptr + row.to(tl.int64)[:, None] * stride_m + offs_b[None, :]
-            acc = tl.minimum(acc, tl.load(ptr, mask=ok, other=INF))
-        out = out_ptr + (d * (M * U) + mu).to(tl.int64)[:, None] * stride_m + offs_b[None, :]
-        tl.store(out, acc, mask=in_mu[:, None] & in_b[None, :])
+        for block in range(tl.program_id(1), (count + BLOCK - 1) // BLOCK, tl.num_programs(1)):
+            offs_b = block * BLOCK + tl.arange(0, BLOCK)
+            in_b = offs_b < count
+            naturals = tl.load(n_ptr + offs_b, mask=in_b, other=0)
+            acc = tl.full((MU_P, BLOCK), INF, tl.int16)
+            for e in range(first, last):
+                src = tl.load(src_ptr + e)
+                take = tl.load(take_ptr + e)
+                dw = tl.load(dw_ptr + e)
+                m_src = m - take
+                u_src = u - dw
+                if FIRST:  # the slot's first suit reads the (S, U, B) table: nothing taken yet
+                    ok_mu = in_mu & (m_src == 0) & (u_src >= 0)
+                    row = src * U + u_src
+                else:
+                    ok_mu = in_mu & (m_src >= 0) & (u_src >= 0)
+                    row = src * (M * U) + m_src * U + u_src
+                ok = ok_mu[:, None] & (in_b & (naturals >= take))[None, :]
+                ptr = f_ptr + row.to(tl.int64)[:, None] * stride_m + offs_b[None, :]
+                acc = tl.minimum(acc, tl.load(ptr, mask=ok, other=INF))
+            out = out_ptr + (d * (M * U) + mu).to(tl.int64)[:, None] * stride_m + offs_b[None, :]
+            tl.store(out, acc, mask=in_mu[:, None] & in_b[None, :])
 
-    def set_pool_kernel(g_ptr, out_ptr, total_ptr, b, stride_m, value,
+    def set_pool_kernel(g_ptr, out_ptr, total_ptr, count_ptr, b, stride_m, value,
                         M: tl.constexpr, U: tl.constexpr, U_P: tl.constexpr, FORCED: tl.constexpr,
                         BLOCK: tl.constexpr, INF: tl.constexpr):
         s = tl.program_id(0)
-        offs_b = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
-        in_b = offs_b < b
+        count = tl.minimum(tl.load(count_ptr), b)
         u = tl.arange(0, U_P)
         in_u = u < U
-        total = tl.load(total_ptr + offs_b, mask=in_b, other=0)
-        res = tl.full((U_P, BLOCK), INF, tl.int32)
-        for j in tl.static_range(M):
-            base = (s * (M * U) + j * U + u).to(tl.int64)[:, None] * stride_m + offs_b[None, :]
-            ok = in_b[None, :]
-            x0 = tl.load(g_ptr + base, mask=in_u[:, None] & ok, other=INF).to(tl.int32)
-            pool = (total - j)[None, :]
-            if FORCED:
-                cand = tl.where(pool == 0, x0, INF)
-            else:
-                x1 = tl.load(g_ptr + base - stride_m, mask=(in_u & (u >= 1))[:, None] & ok, other=INF).to(tl.int32)
-                x2 = tl.load(g_ptr + base - 2 * stride_m, mask=(in_u & (u >= 2))[:, None] & ok,
-                             other=INF).to(tl.int32)
-                dead = tl.where(pool == 1, value, tl.where(pool == 2, 2 * value, 0))
-                as_set = tl.where(pool == 1, x2, tl.where(pool == 2, x1, INF))
-                cand = tl.minimum(x0 + dead, as_set)
-            res = tl.minimum(res, cand)
-        res = tl.minimum(res, INF)
-        out = out_ptr + (s * U + u).to(tl.int64)[:, None] * stride_m + offs_b[None, :]
-        tl.store(out, res.to(tl.int16), mask=in_u[:, None] & in_b[None, :])
+        for block in range(tl.program_id(1), (count + BLOCK - 1) // BLOCK, tl.num_programs(1)):
+            offs_b = block * BLOCK + tl.arange(0, BLOCK)
+            in_b = offs_b < count
+            total = tl.load(total_ptr + offs_b, mask=in_b, other=0)
+            res = tl.full((U_P, BLOCK), INF, tl.int32)
+            for j in tl.static_range(M):
+                base = (s * (M * U) + j * U + u).to(tl.int64)[:, None] * stride_m + offs_b[None, :]
+                ok = in_b[None, :]
+                x0 = tl.load(g_ptr + base, mask=in_u[:, None] & ok, other=INF).to(tl.int32)
+                pool = (total - j)[None, :]
+                if FORCED:
+                    cand = tl.where(pool == 0, x0, INF)
+                else:
+                    x1 = tl.load(g_ptr + base - stride_m, mask=(in_u & (u >= 1))[:, None] & ok,
+                                 other=INF).to(tl.int32)
+                    x2 = tl.load(g_ptr + base - 2 * stride_m, mask=(in_u & (u >= 2))[:, None] & ok,
+                                 other=INF).to(tl.int32)
+                    dead = tl.where(pool == 1, value, tl.where(pool == 2, 2 * value, 0))
+                    as_set = tl.where(pool == 1, x2, tl.where(pool == 2, x1, INF))
+                    cand = tl.minimum(x0 + dead, as_set)
+                res = tl.minimum(res, cand)
+            res = tl.minimum(res, INF)
+            out = out_ptr + (s * U + u).to(tl.int64)[:, None] * stride_m + offs_b[None, :]
+            tl.store(out, res.to(tl.int16), mask=in_u[:, None] & in_b[None, :])
 
     if interpret:
         from triton.runtime.interpreter import InterpretedFunction
@@ -127,43 +132,71 @@ def _moves(decks: int, max_lanes: int, device: torch.device) -> tuple[tuple[torc
     return tuple(out)
 
 
-def suit_moves(f: torch.Tensor, n: torch.Tensor, decks: int, max_lanes: int, m_dim: int) -> torch.Tensor:
+def suit_moves(f: torch.Tensor, n: torch.Tensor, decks: int, max_lanes: int, m_dim: int,
+               count: torch.Tensor | None = None) -> torch.Tensor:
     """The four suits' moves at one slot: ``f`` (S, U, B) int16 -> (S, M, U, B) int16 (least value
-    per lane state, naturals of the slot taken by lanes and wilds used); ``n`` (4, B) int32."""
+    per lane state, naturals of the slot taken by lanes and wilds used); ``n`` (4, B) int32.
+    ``count`` ((1,) int32 on the device): only the first ``count`` hands are computed (see
+    :func:`slot`)."""
     num_states, u_dim, b = f.shape
     suit_move, _ = _kernels(f.device.type == "cpu")
     moves = _moves(decks, max_lanes, f.device)
-    grid = (num_states, triton_cdiv(b, BLOCK_B))
+    count, programs = _count_and_programs(count, b, num_states, f.device)
     mu_p = 1 << (m_dim * u_dim - 1).bit_length()
     bufs = [torch.empty((num_states, m_dim, u_dim, b), dtype=torch.int16, device=f.device) for _ in range(2)]
     src = f
     for s in range(4):
         start, edge_src, take, dw = moves[s]
         out = bufs[s % 2]
-        suit_move[grid](src, out, n[s], start, edge_src, take, dw, b, b, M=m_dim, U=u_dim, MU_P=mu_p,
-                        FIRST=s == 0, BLOCK=BLOCK_B, INF=INF)
+        suit_move[(num_states, programs)](src, out, n[s], start, edge_src, take, dw, count, b, b, M=m_dim, U=u_dim,
+                                          MU_P=mu_p, FIRST=s == 0, BLOCK=BLOCK_B, INF=INF)
         src = out
     return src
 
 
-def set_pool(g: torch.Tensor, total: torch.Tensor, value: int, forced: bool) -> torch.Tensor:
-    """The slot's set: ``g`` (S, M, U, B) int16, ``total`` (B,) int32 naturals of the slot -> (S, U, B)."""
+def set_pool(g: torch.Tensor, total: torch.Tensor, value: int, forced: bool,
+             count: torch.Tensor | None = None) -> torch.Tensor:
+    """The slot's set: ``g`` (S, M, U, B) int16, ``total`` (B,) int32 naturals of the slot -> (S, U, B)
+    (the first ``count`` hands only, if given: see :func:`slot`)."""
     num_states, m_dim, u_dim, b = g.shape
     _, pool = _kernels(g.device.type == "cpu")
     result = torch.empty((num_states, u_dim, b), dtype=torch.int16, device=g.device)
+    count, programs = _count_and_programs(count, b, num_states, g.device)
     u_p = max(2, 1 << (u_dim - 1).bit_length())
-    pool[(num_states, triton_cdiv(b, BLOCK_B))](g, result, total, b, b, int(value), M=m_dim, U=u_dim, U_P=u_p,
-                                                FORCED=bool(forced), BLOCK=BLOCK_B, INF=INF)
+    pool[(num_states, programs)](g, result, total, count, b, b, int(value), M=m_dim, U=u_dim, U_P=u_p,
+                                 FORCED=bool(forced), BLOCK=BLOCK_B, INF=INF)
     return result
 
 
 def slot(f: torch.Tensor, n: torch.Tensor, value: int, forced: bool, decks: int, max_lanes: int,
-         m_dim: int) -> torch.Tensor:
+         m_dim: int, count: torch.Tensor | None = None) -> torch.Tensor:
     """One slot of the program (``solver._slot``): ``f`` (S, U, B) int16, ``n`` (4, B) naturals per
-    suit; returns (S, U, B) int16."""
+    suit; returns (S, U, B) int16.
+
+    ``count`` ((1,) integer tensor on the device, or None for all B): only hands ``0..count-1`` are
+    computed, and the entries of the others are left unwritten. The kernels read it themselves, so
+    a caller that gathered the hands it needs to the front skips the rest without waiting on the
+    host; with a count, fewer programs each loop over several blocks of hands."""
     n = n.to(torch.int32).contiguous()
-    g = suit_moves(f.contiguous(), n, decks, max_lanes, m_dim)
-    return set_pool(g, n.sum(0, dtype=torch.int32), value, forced)
+    g = suit_moves(f.contiguous(), n, decks, max_lanes, m_dim, count)
+    return set_pool(g, n.sum(0, dtype=torch.int32), value, forced, count)
+
+
+PREFIX_PROGRAMS = 8192
+"""With a ``count``, the programs per kernel launch, about (lane states x programs along the
+batch): each loops over the blocks of hands below the count, so that a small count costs few
+empty programs. Not yet tuned on a GPU."""
+
+
+def _count_and_programs(count: torch.Tensor | None, b: int, num_states: int, device: torch.device
+                        ) -> tuple[torch.Tensor, int]:
+    """(the count as a (1,) int32 device tensor, programs along the batch) for a kernel launch:
+    one program per block of hands without a count, fewer with one (:data:`PREFIX_PROGRAMS`)."""
+    blocks = triton_cdiv(b, BLOCK_B)
+    if count is None:
+        return torch.full((1,), b, dtype=torch.int32, device=device), blocks
+    programs = max(1, min(blocks, PREFIX_PROGRAMS // num_states))
+    return count.reshape(1).to(device=device, dtype=torch.int32), programs
 
 
 def triton_cdiv(a: int, b: int) -> int:
