@@ -6,6 +6,7 @@ Run from the repository root::
     python benchmarks/bench_batch.py --batch-sizes 1024,4096,16384 --device cuda --players 2,4,8
     python benchmarks/bench_batch.py --envs batch                      # the batched engine only
     python benchmarks/bench_batch.py --device cuda --solving gathered,kept --envs batch   # GPU solving A/B
+    python benchmarks/bench_batch.py --every-row --solving gathered,kept --envs batch    # the GPU's path, on a CPU
 
 One "decision" is what it is in ``benchmarks/bench_env.py``: one legal action chosen uniformly
 at random after reading that decision's observation and legal actions. For the batched engine a
@@ -45,10 +46,13 @@ def _sync(device: torch.device) -> None:
 
 
 def make_batch_runner(players: int, tables: int, device: torch.device, seed: int,
-                      solver: str = "auto", solving: str = "auto") -> tuple[Runner, int]:
-    """A runner of ``tables`` batched tables, and the bytes of state per table."""
+                      solver: str = "auto", solving: str = "auto", every_row: bool = False) -> tuple[Runner, int]:
+    """A runner of ``tables`` batched tables, and the bytes of state per table (``every_row``: the
+    accelerator's path even on a CPU)."""
     rules = Rules(num_players=players)
     game = BatchGame(rules, tables, device=device, seed=seed, check_actions=False, solver=solver, solving=solving)
+    if every_row:
+        game._sparse = False  # what a GPU runs: every row through the rare parts, with selects
     agent = BatchRandom(rules, seed=seed, device=device)
     box = {"ts": game.reset(), "games": 0}
 
@@ -73,7 +77,7 @@ def make_batch_runner(players: int, tables: int, device: torch.device, seed: int
                 return steps, now - t0
 
     per_table = game.state.memory_bytes() // tables
-    mode = "" if solving == "auto" else f", {solving}"
+    mode = ("" if not every_row or device.type != "cpu" else ", every-row") + ("" if solving == "auto" else f", {solving}")
     return Runner(f"batch {players}p x{tables} ({device.type}{mode})", run, lambda: box["games"], "ours, batched"), per_table
 
 
@@ -90,6 +94,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--solver", default="auto", choices=["auto", "torch", "triton", "c"],
                         help="meld solver backend of the batched engine (BatchGame's solver=)")
+    parser.add_argument("--every-row", action="store_true",
+                        help="on a CPU, run the accelerator's every-row path instead of the CPU's (to study the GPU "
+                             "path's work without a GPU; with --solver auto the meld solver stays C)")
     parser.add_argument("--solving", default="auto",
                         help=f"comma-separated BatchGame solving= modes to run side by side ({', '.join(SOLVING_MODES)}; "
                              "they differ on the every-row path, any device but a CPU)")
@@ -115,7 +122,8 @@ def main() -> None:
         for players in (int(p) for p in args.players.split(",")):
             for tables in (int(b) for b in args.batch_sizes.split(",")):
                 for mode in solving:
-                    runner, per_table = make_batch_runner(players, tables, device, args.seed, args.solver, mode)
+                    runner, per_table = make_batch_runner(players, tables, device, args.seed, args.solver, mode,
+                                                          args.every_row)
                     runners.append(runner)
                     memory[runner.name] = per_table
     if "tt_raw" in envs:

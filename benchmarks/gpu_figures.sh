@@ -66,7 +66,7 @@ PY
 # 2. decisions per second, random masked play (the scalar raw_env on this machine's one core beside it)
 #    (both ways of choosing the hands to solve side by side: gathered, the default with the fused
 #    solver, and kept, the one measured before it)
-timeout 130 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 4096,16384,65536 \
+timeout 150 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 16384,65536,262144 \
     --solving gathered,kept --players 2 --envs batch,tt_raw --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -16 \
     | tee "$OUT/bench_batch_2p.txt"
 timeout 90 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 16384 --players 4,8 \

@@ -87,6 +87,32 @@ def test_autoreset_off_keeps_finished_games() -> None:
     assert ts.action_mask[0].any() and not ts.action_mask[1:].any()
 
 
+@pytest.mark.parametrize("every_row", [False, True])
+def test_a_finished_game_stays_as_it_ended_without_autoreset(every_row: bool) -> None:
+    """With ``autoreset=False`` a finished table is not dealt again: its hands, piles and scores
+    stay those of the scalar engine's finished game, step after step (the scalar game takes the
+    batch's deal at each new round: the shuffles differ)."""
+    rules = Rules(rounds=(1, 2), max_turns_per_round=4)
+    game = BatchGame(rules, 4, seed=3, autoreset=False)
+    game._sparse = not every_row
+    ts = game.reset()
+    scalar = [game.to_game_state(i) for i in range(4)]
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        actions = [int(rng.choice(engine.legal_actions(st))) if not st.game_over else 0 for st in scalar]
+        for st, action in zip(scalar, actions):
+            if not st.game_over:
+                engine.apply(st, action)
+        ts = game.step(torch.tensor(actions))
+        for i, st in enumerate(scalar):
+            got = game.to_game_state(i)
+            if bool(ts.round_over[i]) and not st.game_over:  # a new round: the batch's own shuffle
+                scalar[i] = st = got
+            assert ([sorted(h) for h in got.hands], list(got.discard_pile), got.scores, got.round_index) == \
+                ([sorted(h) for h in st.hands], list(st.discard_pile), st.scores, st.round_index)
+    assert all(st.game_over for st in scalar) and bool(game.state.game_over.all())
+
+
 def test_bad_input_is_named() -> None:
     with pytest.raises(ValueError, match="1 to 4 decks"):
         BatchGame(Rules(decks=5), 2)
@@ -125,6 +151,30 @@ def test_cuda_plays_the_cpu_games() -> None:
         assert torch.equal(a.observation, b.observation.cpu())
         moves = agent.act(a.observation, a.action_mask)
         a, b = cpu.step(moves), gpu.step(moves.cuda())
+
+
+@pytest.mark.parametrize("solving", ["kept", "gathered"])
+@pytest.mark.parametrize("autoreset", [True, False])
+def test_the_every_row_path_plays_the_same_games_as_the_cpu_path(solving: str, autoreset: bool) -> None:
+    """The GPU's every-row path, run on a CPU, against the CPU's own: the same seed and moves give
+    every field of every TimeStep and the same state, through round ends, game ends (auto-reset
+    deals and final observations) and reshuffles."""
+    rules = Rules(num_players=3, rounds=(1, 2, 11), max_turns_per_round=30)
+    cpu = BatchGame(rules, 24, seed=4, autoreset=autoreset)
+    rows = BatchGame(rules, 24, seed=4, autoreset=autoreset, solving=solving)
+    rows._sparse = False
+    a, b = cpu.reset(), rows.reset()
+    agent = BatchRandom(rules, seed=2)
+    games = 0
+    for _ in range(400):
+        for name in a._fields:
+            assert torch.equal(getattr(a, name), getattr(b, name)), name
+        for name, value in cpu.state.fields().items():
+            assert torch.equal(value, getattr(rows.state, name)), name
+        games += int(a.game_over.sum())
+        moves = agent.act(a.observation, a.action_mask)
+        a, b = cpu.step(moves), rows.step(moves)
+    assert games >= 8
 
 
 def test_a_hand_of_only_the_card_just_taken_may_discard_it() -> None:

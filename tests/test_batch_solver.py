@@ -364,3 +364,23 @@ def test_the_go_out_filter_keeps_every_hand_of_melds_in_every_rule_group() -> No
         kept_all += int(melds_completely.sum())
         dropped += int((~kept).sum())
     assert kept_all > 8000 and dropped > 1000
+
+
+@pytest.mark.parametrize("gib", [16, 141])
+def test_the_fused_kernels_take_large_chunks_within_their_scratch_budget(monkeypatch: pytest.MonkeyPatch,
+                                                                         gib: int) -> None:
+    """On CUDA the fused kernels solve as many hands per launch as their tables' budget allows
+    (an eighth of the GPU's memory, at most ``FUSED_SCRATCH_BYTES``): fewer, larger chunks than
+    the plain program's, and never more memory than the budget."""
+    class Properties:
+        total_memory = gib << 30
+
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: Properties())
+    budget = min(solver.FUSED_SCRATCH_BYTES, (gib << 30) // 8)
+    cuda, cpu = torch.device("cuda"), torch.device("cpu")
+    for decks, k in ((1, 1), (1, 16), (3, 1)):
+        plan = solver._plan(decks, 4, 10, cpu)
+        fused = solver._default_chunk(plan, k, cuda, fused=True)
+        per_hand = 2 * 2 * plan.num_states * plan.u_dim * (plan.m_dim + 1) * k
+        assert fused * per_hand <= budget < (fused + 1) * per_hand
+        assert fused > solver._default_chunk(plan, k, cuda, fused=False) > solver._default_chunk(plan, k, cpu, False)

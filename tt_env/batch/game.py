@@ -33,6 +33,8 @@ __all__ = ["MAX_BATCH_DECKS", "SOLVING_MODES", "BatchGame", "TimeStep", "win_rew
 MAX_BATCH_DECKS = 4
 """Most decks the batched engine plays (its solver's tables are sized for up to 4)."""
 SOLVING_MODES = ("auto", "gathered", "kept")
+_FIRST_DEALER_SALT = 0x632BE5AB
+"""Salt of a new game's first-dealer draw (``random_keys.uniform_below``)."""
 """Values of ``BatchGame(solving=...)``: which hands the every-row (accelerator) path solves."""
 
 
@@ -111,7 +113,7 @@ class BatchGame:
         if seed is not None:
             self._seed32 = seed_words(seed)
             self.state.counter.zero_()
-        self.state = self._new_games(self.state, self._rows)
+        self._deal(self.state, self._rows, torch.ones(self.num_tables, dtype=torch.bool, device=self.device))
         self._lockstep_phase = 0
         zeros = torch.zeros(self.num_tables, self.num_players, device=self.device)
         flags = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
@@ -198,14 +200,17 @@ class BatchGame:
         points = torch.zeros(self.num_tables, n, dtype=torch.int64, device=self.device)
         ended_round = torch.where(ends, self._round_number(s), 0)
         if lockstep != 0:
-            self._on_rows(ends, self._end_round, points, ends)
+            self._on_rows(ends, self._score_round, points, ends)
         scores = s.scores.clone()
         over = ends & s.game_over
         rewards = self._rewards(points, ends, over)
         final = None
-        if self.autoreset and lockstep != 0:
-            final = self._final_observations(over, final_seat)
-            self._on_rows(over, self._new_games_inplace)
+        if lockstep != 0:
+            # one deal per table whose round ended: its next round, or (auto-reset) a new game
+            if self.autoreset:
+                final = self._final_observations(over, final_seat)
+            fresh = over if self.autoreset else torch.zeros_like(over)
+            self._on_rows(ends & (fresh | ~over), self._deal, fresh)
         return self._timestep(rewards, ends, over, scores, points, final, went_now, ended_round)
 
     @property
@@ -241,7 +246,7 @@ class BatchGame:
         mask = torch.as_tensor(mask, device=self.device, dtype=torch.bool)
         if mask.shape != (self.num_tables,):
             raise ValueError(f"mask must have shape ({self.num_tables},), got {tuple(mask.shape)}")
-        self._on_rows(mask, self._new_games_inplace)
+        self._on_rows(mask, self._deal, torch.ones_like(mask))
         if self._lockstep_phase != 0:  # a new game starts in the draw phase
             self._lockstep_phase = None
         zeros = torch.zeros(self.num_tables, self.num_players, device=self.device)
@@ -276,8 +281,9 @@ class BatchGame:
     def _on_rows(self, mask: torch.Tensor, fn: Callable[..., None], *outputs: torch.Tensor) -> None:
         """Run ``fn(part, rows, *output_parts)`` on the tables where ``mask`` holds and write them back.
 
-        On a CPU ``part`` holds just those tables; elsewhere every table, and only the masked ones
-        are kept (no wait on the host). ``outputs`` are (B, ...) tensors ``fn`` fills for its rows
+        On a CPU ``part`` holds just those tables (copies); elsewhere every table, sharing the
+        state's tensors (so ``fn`` must replace a field, never write into it), and only the
+        masked tables of the fields it replaced are kept (no wait on the host). ``outputs`` are (B, ...) tensors ``fn`` fills for its rows
         (or reads: one left unchanged is written back as it was).
         """
         if self._sparse:
@@ -291,7 +297,7 @@ class BatchGame:
             for o, p in zip(outputs, outs):
                 o[rows] = p
             return
-        part = self.state.rows(self._rows)
+        part = self.state.shared()  # fn replaces the fields it changes: nothing to copy
         outs = [o.clone() for o in outputs]
         fn(part, self._rows, *outs)
         self.state.select(mask, part)
@@ -363,9 +369,9 @@ class BatchGame:
         hands = self.state.hands.reshape(b * n, 52).to(torch.uint8)
         self._hand_penalty = least_penalty(hands, wild, self.rules, backend=self.solver).view(b, n).long()
 
-    def _end_round(self, part: BatchState, rows: torch.Tensor, points: torch.Tensor, ending: torch.Tensor) -> None:
-        """Score every hand of the ``part`` tables whose round is ``ending`` (all of them on a CPU),
-        add to the totals, and deal the next round."""
+    def _score_round(self, part: BatchState, rows: torch.Tensor, points: torch.Tensor, ending: torch.Tensor) -> None:
+        """Score every hand of the ``part`` tables whose round is ``ending`` (all of them on a CPU)
+        into ``points``, add to the totals, and mark the games whose last round it was."""
         k, n = part.hands.shape[0], self.num_players
         seats = torch.arange(n, device=self.device)
         if self._cached_scoring:  # every row here (the every-row path), kept at each discard
@@ -380,32 +386,24 @@ class BatchGame:
                 pen = least_penalty(hands, wild, self.rules, backend=self.solver).view(k, n).long()
         pen = torch.where(seats.unsqueeze(0) == part.went_out.unsqueeze(1), 0, pen)
         points.copy_(pen)
-        part.scores += pen
-        last = part.round_index + 1 >= len(self.rules.rounds)
-        part.game_over |= last
-        nxt = part.round_index + (~last).long()
-        dealt = self._dealt(part, rows, nxt, (part.dealer + 1) % n)
-        keep = last.view(-1, 1, 1)
-        for name in ("hands", "known_taken", "discards", "passed"):
-            setattr(part, name, torch.where(keep, getattr(part, name), getattr(dealt, name)))
-        for name in ("stock", "stock_len", "pile", "pile_len", "pile_counts", "round_index", "dealer", "current",
-                     "phase", "went_out", "turn", "taken", "counter"):
-            old, new = getattr(part, name), getattr(dealt, name)
-            setattr(part, name, torch.where(last.view(-1, *([1] * (old.dim() - 1))), old, new))
+        part.scores = part.scores + pen
+        part.game_over = part.game_over | (part.round_index + 1 >= len(self.rules.rounds))
 
-    def _new_games(self, s: BatchState, rows: torch.Tensor) -> BatchState:
-        """Fresh games for the tables of ``s`` (table ids ``rows``): first dealer drawn, round dealt."""
-        k = s.hands.shape[0]
-        base = stream_base(self._seed32, rows, s.counter)
-        dealer = uniform_below(base, self.num_players, 0x632BE5AB)
-        s.counter = s.counter + 1
-        s.scores = torch.zeros_like(s.scores)
-        s.game_over = torch.zeros(k, dtype=torch.bool, device=self.device)
-        return self._dealt(s, rows, torch.zeros_like(s.round_index), dealer)
-
-    def _new_games_inplace(self, part: BatchState, rows: torch.Tensor) -> None:
-        fresh = self._new_games(part, rows)
-        for name, value in fresh.fields().items():
+    def _deal(self, part: BatchState, rows: torch.Tensor, fresh: torch.Tensor) -> None:
+        """Deal the ``part`` tables (table ids ``rows``) their next round, or where ``fresh`` holds
+        a new game's first: scores cleared and the first dealer drawn from the table's stream
+        (one draw of its counter before the deal's). The one owner of every deal, so that a
+        table's counter moves the same way on every path and device."""
+        n = self.num_players
+        first_dealer = uniform_below(stream_base(self._seed32, rows, part.counter), n, _FIRST_DEALER_SALT)
+        part.counter = part.counter + fresh.long()
+        part.scores = torch.where(fresh.unsqueeze(1), 0, part.scores)
+        part.game_over = part.game_over & ~fresh
+        # (a finished game that is not dealt again has no next round: its index is clamped here
+        # and the row is not kept)
+        nxt = torch.where(fresh, 0, (part.round_index + 1).clamp(max=len(self.rules.rounds) - 1))
+        dealt = self._dealt(part, rows, nxt, torch.where(fresh, first_dealer, (part.dealer + 1) % n))
+        for name, value in dealt.fields().items():
             setattr(part, name, value)
 
     def _dealt(self, s: BatchState, rows: torch.Tensor, round_index: torch.Tensor, dealer: torch.Tensor) -> BatchState:

@@ -187,6 +187,23 @@ def _slot(plan: _Plan, f: torch.Tensor, n: torch.Tensor, value: int, forced: boo
     return res.clamp_(max=_INF)
 
 
+FUSED_SCRATCH_BYTES = 4 << 30
+"""Most bytes of scratch tables the fused kernels take at once on a GPU (and at most an eighth
+of its memory): larger chunks of hands mean fewer kernel launches, which bound a GPU step."""
+
+
+def _default_chunk(plan: _Plan, k: int, device: torch.device, fused: bool) -> int:
+    """Hands per step of the program: its state bounded to 2**24 entries on a CPU and 2**28 on
+    other devices (the plain program's padded tables); for the fused kernels on CUDA, their own
+    tables (two (S, M, U) and two (S, U) of int16 per hand) within :data:`FUSED_SCRATCH_BYTES`."""
+    if fused and device.type == "cuda":
+        budget = min(FUSED_SCRATCH_BYTES, torch.cuda.get_device_properties(device).total_memory // 8)
+        per_hand = 2 * 2 * plan.num_states * plan.u_dim * (plan.m_dim + 1)
+        return max(1, budget // (per_hand * k))
+    entries = (plan.num_states + 1) * (plan.m_dim + plan.m_pad) * (plan.u_dim + plan.u_pad)
+    return max(1, (1 << (24 if device.type == "cpu" else 28)) // (entries * k))
+
+
 def _natural_deadwood(plan: _Plan, slots: list[tuple[torch.Tensor, int, bool]], wilds: torch.Tensor,
                       fused: tuple[int, int] | None = None, count: torch.Tensor | None = None) -> torch.Tensor:
     """D*: the least unmelded natural value with at most ``wilds`` (B,) wilds in the melds.
@@ -243,9 +260,8 @@ def _torch_least_penalty(counts: torch.Tensor, wild: torch.Tensor, aces_high: bo
         num_w = num_wilds.repeat_interleave(k, 0)
     else:
         k, low, high, ok, num_w = 1, None, None, None, num_wilds
-    if chunk is None:  # bound the state of one step: 2**24 entries on a CPU, 2**28 on a GPU
-        entries = (plan.num_states + 1) * (plan.m_dim + plan.m_pad) * (plan.u_dim + plan.u_pad)
-        chunk = max(1, (1 << (24 if device.type == "cpu" else 28)) // (entries * k))
+    if chunk is None:
+        chunk = _default_chunk(plan, k, device, fused)
     out = []
     for start in range(0, nat.shape[0], chunk * k):
         sl = slice(start, start + chunk * k)

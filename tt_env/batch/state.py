@@ -71,10 +71,18 @@ class BatchState:
         for name, value in part.fields().items():
             getattr(self, name)[index] = value
 
+    def shared(self) -> BatchState:
+        """A new state holding the same tensors (no copy): for code that replaces fields and never
+        writes into them, whose result :meth:`select` then takes by mask."""
+        return BatchState(**self.fields())
+
     def select(self, mask: torch.Tensor, new: BatchState) -> None:
-        """Take ``new``'s tables where ``mask`` is True (every field; same batch size)."""
+        """Take ``new``'s tables where ``mask`` is True (every field; same batch size; a field
+        that is still this state's own tensor is left as it is)."""
         for name, value in new.fields().items():
             old = getattr(self, name)
+            if value is old:
+                continue
             shaped = mask.view(-1, *([1] * (old.dim() - 1)))
             setattr(self, name, torch.where(shaped, value, old))
 
