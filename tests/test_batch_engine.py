@@ -270,7 +270,8 @@ def test_every_row_path_scores_loaded_states(solving: str) -> None:
                                    Rules(num_players=3, aces="high_or_low", rounds=(4, 6), max_turns_per_round=9)],
                          ids=["4p", "2p big hands", "3p aces high"])
 def test_gpu_matches_scalar_engine(device: str, rules: Rules) -> None:
-    """The GPU's path (every row, kept penalties, the fused solver where Triton is installed)."""
+    """The GPU's path (every row; with Triton installed the fused solver and gathered solving, else
+    the plain program and kept penalties)."""
     events = play_side_by_side(rules, tables=4, steps=60, seed=5, device=device)
     assert events["rounds"] > 0
 
