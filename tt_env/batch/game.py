@@ -33,9 +33,9 @@ __all__ = ["MAX_BATCH_DECKS", "SOLVING_MODES", "BatchGame", "TimeStep", "win_rew
 MAX_BATCH_DECKS = 4
 """Most decks the batched engine plays (its solver's tables are sized for up to 4)."""
 SOLVING_MODES = ("auto", "gathered", "kept")
+"""Values of ``BatchGame(solving=...)``: which hands the every-row (accelerator) path solves."""
 _FIRST_DEALER_SALT = 0x632BE5AB
 """Salt of a new game's first-dealer draw (``random_keys.uniform_below``)."""
-"""Values of ``BatchGame(solving=...)``: which hands the every-row (accelerator) path solves."""
 
 
 class BatchGame:
@@ -283,8 +283,9 @@ class BatchGame:
 
         On a CPU ``part`` holds just those tables (copies); elsewhere every table, sharing the
         state's tensors (so ``fn`` must replace a field, never write into it), and only the
-        masked tables of the fields it replaced are kept (no wait on the host). ``outputs`` are (B, ...) tensors ``fn`` fills for its rows
-        (or reads: one left unchanged is written back as it was).
+        masked tables of the fields it replaced are kept (no wait on the host). ``outputs`` are
+        (B, ...) tensors ``fn`` fills for its rows (or reads: one left unchanged is written back
+        as it was).
         """
         if self._sparse:
             rows = mask.nonzero().squeeze(1)  # host: CPU only (self._sparse), no device to wait for
