@@ -337,6 +337,8 @@ def test_the_go_out_filter_counts_the_wilds_a_hand_needs(text: str, wild: int, k
 
     counts = torch.as_tensor(np.bincount(parse_cards(text), minlength=52), dtype=torch.uint8).view(1, 52)
     assert bool(could_meld_completely(counts, torch.tensor([wild]))) == keeps
+    wilds, needed, melds = solver._wilds_needed_slices(counts.view(1, 4, 13), torch.tensor([wild]))  # a GPU's
+    assert bool(wilds >= torch.maximum(needed, melds)) == keeps
     if not keeps:
         assert int(least_penalty(counts, wild, Rules(decks=2))) > 0
 
@@ -384,3 +386,23 @@ def test_the_fused_kernels_take_large_chunks_within_their_scratch_budget(monkeyp
         per_hand = 2 * 2 * plan.num_states * plan.u_dim * (plan.m_dim + 1) * k
         assert fused * per_hand <= budget < (fused + 1) * per_hand
         assert fused > solver._default_chunk(plan, k, cuda, fused=False) > solver._default_chunk(plan, k, cpu, False)
+
+
+def test_the_go_out_filter_counts_alike_in_both_layouts() -> None:
+    """A CPU counts the wilds a hand needs on 13-bit rank masks, other devices on slices of
+    (B, 4, 13) tensors: the same three counts for every hand, random or built from melds, 1 to 4
+    decks, every wild rank and none."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_batch_solver import melded_counts, random_counts
+
+    rng = np.random.default_rng(21)
+    for decks in (1, 2, 3, 4):
+        for counts, wilds in (melded_counts(rng, 1500, decks), (random_counts(rng, 1500, decks),
+                                                                 rng.integers(0, 14, 1500))):
+            cards = torch.from_numpy(counts).to(torch.uint8).view(-1, 4, 13)
+            wild = torch.from_numpy(wilds)
+            for bits, slices in zip(solver._wilds_needed_bits(cards, wild), solver._wilds_needed_slices(cards, wild)):
+                assert torch.equal(bits, slices)

@@ -67,3 +67,36 @@ def test_fused_slot_with_a_count_computes_the_hands_in_front(monkeypatch: pytest
     want = solver._slot(plan, f, n, 4, False)[..., :70]
     got = solver_triton.slot(f, n, 4, False, DECKS, MAX_LANES, plan.m_dim, torch.tensor([70]))
     assert torch.equal(got[..., :70], want.to(torch.int16))
+
+
+@pytest.mark.parametrize("aces", ["low", "high_or_low"])
+def test_the_fused_program_hands_each_slot_its_inputs(monkeypatch: pytest.MonkeyPatch, aces: str) -> None:
+    """The whole program with ``backend="triton"``, each slot's kernels replaced by the plain
+    ``solver._slot`` (the kernels themselves are checked slot by slot above; the whole program on
+    Triton's interpreter takes minutes): the naturals made int32 once for all slots, each slot's
+    total, the count of a prefix, and the ends read off the table, against the C solver."""
+    seen = []
+
+    def plain_slot(f, n, value, forced, decks, max_lanes, m_dim, count=None, total=None):
+        assert n.dtype == torch.int32 and n.is_contiguous() and torch.equal(total, n.sum(0, dtype=torch.int32))
+        seen.append(None if count is None else (count.dtype, int(count)))
+        plan = solver._plan(decks, max_lanes, f.shape[1], f.device)
+        return solver._slot(plan, f, n, value, forced).to(torch.int16)
+
+    monkeypatch.setattr(solver_triton, "available", lambda: True)
+    monkeypatch.setattr(solver_triton, "slot", plain_slot)
+    rules = Rules(aces=aces)
+    rng = torch.Generator().manual_seed(6)
+    counts = torch.zeros(5, 52, dtype=torch.uint8)
+    for i in range(5):
+        counts[i, torch.randperm(52, generator=rng)[:4 + i]] = 1
+    wild = torch.tensor([0, 3, 5, 13, 1])
+    want = solver.least_penalty(counts, wild, rules, backend="c")
+    assert torch.equal(solver.least_penalty(counts, wild, rules, backend="triton", max_cards=8), want)
+    assert set(seen) == {None}
+    seen.clear()
+    got = solver.least_penalty(counts, wild, rules, backend="triton", max_cards=8, prefix=torch.tensor(3))
+    assert got.tolist() == want[:3].tolist() + [-1, -1]
+    # aces high widen each hand by its ace splits (at most 2 lanes at 1 deck for 8 cards: 11 splits)
+    rows_per_hand = 1 if aces == "low" else 11
+    assert set(seen) == {(torch.int32, 3 * rows_per_hand)}

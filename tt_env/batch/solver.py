@@ -80,7 +80,9 @@ class _Plan:
     # per suit, per (m, dw): (m, dw, destination states (unique), their sources padded to the
     # most incoming moves with the index num_states, an all-INF row), flattened
     groups: tuple[tuple[tuple[int, int, torch.Tensor, torch.Tensor], ...], ...]
-    ends: tuple[tuple[int, torch.Tensor], ...]   # (padding wilds, states needing that many to end)
+    end_pad: int               # most wilds a state needs to end its lanes
+    end_index: torch.Tensor    # (S, U): where state s's lanes ending reads, for u wilds used in all,
+    #                            in its row of the table with end_pad INF columns in front
 
 
 def _suit_options(ages: tuple[int, ...], others: int, per_suit: int, max_lanes: int):
@@ -132,9 +134,15 @@ def _plan(decks: int, max_lanes: int, u_dim: int, device: torch.device) -> _Plan
     t = functools.partial(torch.as_tensor, dtype=torch.long, device=device)
     m_pad = max(m for g in groups for m, *_ in g)
     u_pad = max(dw for g in groups for _, dw, *_ in g)
+    pad_of = np.zeros(num_states, np.int64)
+    for p, states in ends:
+        pad_of[states] = p
+    end_pad = int(pad_of.max())
+    # ending a state's lanes uses pad_of[s] more wilds: the table at u reads u - pad_of[s] (INF below 0)
+    end_index = np.arange(u_dim)[None, :] + end_pad - pad_of[:, None]
     return _Plan(num_states, max_lanes + 1, u_dim, m_pad, u_pad, empty,
                  tuple(tuple((m, dw, t(dst), t(src)) for m, dw, dst, src in g) for g in groups),
-                 tuple((p, t(v)) for p, v in ends))
+                 end_pad, t(end_index))
 
 
 # --------------------------------------------------------------------------- the program
@@ -214,16 +222,19 @@ def _natural_deadwood(plan: _Plan, slots: list[tuple[torch.Tensor, int, bool]], 
     b = wilds.shape[0]
     f = torch.full((plan.num_states, plan.u_dim, b), _INF, dtype=torch.int16, device=wilds.device)
     f[plan.empty, 0] = 0
-    for n, value, forced in slots:
+    if fused is not None:  # the kernels' inputs, each made once: int32 naturals, their totals, the count
+        naturals = torch.stack([n for n, _, _ in slots]).to(torch.int32)          # (slots, 4, B)
+        totals = naturals.sum(1, dtype=torch.int32)
+        count = None if count is None else count.to(torch.int32)
+    for i, (n, value, forced) in enumerate(slots):
         if fused is None:
             f = _slot(plan, f, n, value, forced)
         else:
-            from . import solver_triton
-
-            f = solver_triton.slot(f, n, value, forced, *fused, plan.m_dim, count)
-    best = torch.full((plan.u_dim, b), _INF, dtype=torch.int16, device=wilds.device)
-    for pad, states in plan.ends:
-        best = torch.minimum(best, _shift(f.index_select(0, states).amin(0), pad, 0))
+            f = solver_triton.slot(f, naturals[i], value, forced, *fused, plan.m_dim, count, totals[i])
+    # every state's lanes ended (padded to 3 cards with wilds), least over the states
+    padded = torch.cat((f.new_full((plan.num_states, plan.end_pad, b), _INF), f), dim=1)
+    index = plan.end_index.unsqueeze(2).expand(-1, -1, b)
+    best = padded.gather(1, index).amin(0)
     used = torch.arange(plan.u_dim, device=wilds.device).view(-1, 1)
     return torch.where(used <= wilds, best, _INF).amin(0)
 
@@ -439,16 +450,25 @@ def could_meld_completely(counts: torch.Tensor, wild_rank: torch.Tensor) -> torc
       two suits and two ranks (two of them then differ in suit and in rank, so no set and no run
       holds both).
 
-    Each suit's ranks are a 13-bit mask (bit ``r - 1`` for rank ``r``), so that the neighbours
-    are shifts of a few (B, 4) integers rather than passes over every card."""
+    On a CPU each suit's ranks are a 13-bit mask (bit ``r - 1`` for rank ``r``), so that the
+    neighbours are shifts of a few (B, 4) integers rather than passes over every card; on other
+    devices they are slices of (B, 4, 13) tensors, in a third of the operations."""
     b = counts.shape[0]
-    cards = counts.view(b, 4, 13)
-    wild = wild_rank.view(b).long()
+    wilds, needed, melds = (_wilds_needed_bits if counts.device.type == "cpu" else _wilds_needed_slices)(
+        counts.view(b, 4, 13), wild_rank.view(b).long())
+    return wilds >= torch.maximum(needed, melds)
+
+
+def _wilds_needed_bits(cards: torch.Tensor, wild: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(wilds held, wilds its isolated naturals need, melds that need a wild: at least one wild
+    each) of ``cards`` (B, 4, 13) for :func:`could_meld_completely`, each suit's ranks a 13-bit
+    mask: few bytes a hand (the CPU's layout)."""
+    b = cards.shape[0]
     has_wild = wild > 0
     wild_col = (wild - 1).clamp(min=0).view(b, 1, 1).expand(b, 4, 1)
     wilds = torch.where(has_wild, cards.gather(2, wild_col).sum(dim=(1, 2), dtype=torch.int64), 0)
     # (B, 2, 4) masks of the ranks held once or more / twice or more, per suit, wild rank left out
-    powers = torch.tensor([float(1 << r) for r in range(13)], device=counts.device)
+    powers = torch.tensor([float(1 << r) for r in range(13)], device=cards.device)
     masks = (torch.stack((cards > 0, cards > 1), dim=1).to(torch.float32) @ powers).to(torch.int32)
     naturals = ~torch.where(has_wild, 1 << (wild - 1), 0).to(torch.int32).view(b, 1, 1)
     masks &= naturals
@@ -473,7 +493,29 @@ def could_meld_completely(counts: torch.Tensor, wild_rank: torch.Tensor) -> torc
     ranks = _bit_count13(costly[:, 0] | costly[:, 1] | costly[:, 2] | costly[:, 3])
     # one wild per meld holding them; two melds at least when they span two suits and two ranks
     melds = torch.where((suits >= 2) & (ranks >= 2), 2, (suits >= 1).long())
-    return wilds >= torch.maximum(needed, melds)
+    return wilds, needed, melds
+
+
+def _wilds_needed_slices(cards: torch.Tensor, wild: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The same as :func:`_wilds_needed_bits` with (B, 4, 13) bool tensors whose neighbours are
+    slices of a ring of ranks: more bytes, a third of the operations (each a kernel launch on a GPU)."""
+    b = cards.shape[0]
+    is_wild = torch.arange(1, 14, device=cards.device) == wild.view(b, 1)      # (B, 13); none for wild 0
+    per_rank = cards.sum(1, dtype=torch.int64)                                 # (B, 13) cards of each rank
+    wilds = (per_rank * is_wild).sum(1)
+    per_rank = per_rank.masked_fill(is_wild, 0)                                # naturals of each rank
+    held = (cards > 0) & ~is_wild.unsqueeze(1)                                 # (B, 4, 13) naturals held
+    ring = torch.cat((held[..., 11:], held, held[..., :2]), dim=2)             # rank r at r + 2, circularly
+    near = ring[..., 0:13] | ring[..., 1:14] | ring[..., 3:16] | ring[..., 4:17]
+    isolated = held & ~near & (per_rank < 2).unsqueeze(1)
+    needed = (2 * ((isolated.sum(2) + 1) // 2)).sum(1)
+    starts = ring[..., 2:15] & ring[..., 3:16] & ring[..., 4:17]               # r, r + 1, r + 2 held
+    back = torch.cat((starts[..., 11:], starts), dim=2)                        # start r at r + 2
+    costly = held & ~(back[..., 2:15] | back[..., 1:14] | back[..., 0:13]) & (per_rank < 3).unsqueeze(1)
+    suits = costly.any(2).sum(1)
+    ranks = costly.any(1).sum(1)
+    melds = torch.where((suits >= 2) & (ranks >= 2), 2, (suits >= 1).long())
+    return wilds, needed, melds
 
 
 def _rotate13(x: torch.Tensor, k: int) -> torch.Tensor:

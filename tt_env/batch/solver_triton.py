@@ -169,17 +169,19 @@ def set_pool(g: torch.Tensor, total: torch.Tensor, value: int, forced: bool,
 
 
 def slot(f: torch.Tensor, n: torch.Tensor, value: int, forced: bool, decks: int, max_lanes: int,
-         m_dim: int, count: torch.Tensor | None = None) -> torch.Tensor:
+         m_dim: int, count: torch.Tensor | None = None, total: torch.Tensor | None = None) -> torch.Tensor:
     """One slot of the program (``solver._slot``): ``f`` (S, U, B) int16, ``n`` (4, B) naturals per
     suit; returns (S, U, B) int16.
 
     ``count`` ((1,) integer tensor on the device, or None for all B): only hands ``0..count-1`` are
     computed, and the entries of the others are left unwritten. The kernels read it themselves, so
     a caller that gathered the hands it needs to the front skips the rest without waiting on the
-    host; with a count, fewer programs each loop over several blocks of hands."""
+    host; with a count, fewer programs each loop over several blocks of hands. ``total`` ((B,)
+    int32): ``n.sum(0)``, if the caller has it (no copy and no sum is made for int32 inputs that
+    are already contiguous: the program makes them once for all slots)."""
     n = n.to(torch.int32).contiguous()
     g = suit_moves(f.contiguous(), n, decks, max_lanes, m_dim, count)
-    return set_pool(g, n.sum(0, dtype=torch.int32), value, forced, count)
+    return set_pool(g, n.sum(0, dtype=torch.int32) if total is None else total, value, forced, count)
 
 
 PREFIX_PROGRAMS = 8192
@@ -194,9 +196,15 @@ def _count_and_programs(count: torch.Tensor | None, b: int, num_states: int, dev
     one program per block of hands without a count, fewer with one (:data:`PREFIX_PROGRAMS`)."""
     blocks = triton_cdiv(b, BLOCK_B)
     if count is None:
-        return torch.full((1,), b, dtype=torch.int32, device=device), blocks
+        return _whole_batch(b, device), blocks
     programs = max(1, min(blocks, PREFIX_PROGRAMS // num_states))
-    return count.reshape(1).to(device=device, dtype=torch.int32), programs
+    return count.reshape(1).to(device=device, dtype=torch.int32), programs  # (no copy when it is already)
+
+
+@functools.lru_cache(maxsize=64)
+def _whole_batch(b: int, device: torch.device) -> torch.Tensor:
+    """The count ``b`` as a (1,) int32 tensor on ``device``, made once (the kernels read a count)."""
+    return torch.full((1,), b, dtype=torch.int32, device=device)
 
 
 def triton_cdiv(a: int, b: int) -> int:

@@ -1,0 +1,141 @@
+"""Tensor operations a GPU step launches, counted on a CPU.
+
+Run from the repository root::
+
+    python benchmarks/count_step_ops.py
+    python benchmarks/count_step_ops.py --players 4 --tables 256
+
+On a GPU every tensor operation is a kernel launch, a few microseconds of the host's time
+whatever the batch size, so up to tens of thousands of tables a step costs about its number of
+launches (docs/batched-engine.md). This counts them without a GPU, with torch's dispatch mode
+(views, which launch nothing, left out):
+
+- one draw step and one discard step of ``BatchGame`` on the every-row path a GPU takes, in
+  each ``solving`` mode, with the C solver standing in for the meld program;
+- one call of the fused meld program (``least_penalty(..., backend="triton")``): its tensor
+  operations and its Triton kernel launches, the kernels replaced by stubs that only count
+  (the values are not computed, so nothing here needs Triton);
+- the go-out filter ``could_meld_completely`` in both its layouts.
+
+A GPU step launches about the engine's operations plus, per meld program call (the discard
+step's go-out check and, with ``gathered``, the round end's), the program's launches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import print_header, print_table  # noqa: E402
+
+from tt_env.batch import BatchGame, solver, solver_triton  # noqa: E402
+from tt_env.batch.agents import BatchRandom  # noqa: E402
+from tt_env.engine.rules import Rules  # noqa: E402
+
+VIEWS = {"aten.view.default", "aten._unsafe_view.default", "aten.unsqueeze.default", "aten.expand.default",
+         "aten.select.int", "aten.slice.Tensor", "aten.t.default", "aten.permute.default", "aten.alias.default",
+         "aten.squeeze.dim", "aten.reshape.default", "aten.detach.default", "aten.empty.memory_format",
+         "aten.lift_fresh.default"}
+
+
+class CountOps(TorchDispatchMode):
+    """Counts the aten operations dispatched inside it, views and allocations left out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if str(func) not in VIEWS:
+            self.count += 1
+        return func(*args, **(kwargs or {}))
+
+
+def engine_ops(players: int, tables: int, solving: str) -> tuple[int, int]:
+    """(draw step, discard step) operations of the every-row path, the C solver for the melds."""
+    rules = Rules(num_players=players)
+    game = BatchGame(rules, tables, check_actions=False, solver="auto", solving=solving)
+    game._sparse = False  # the path a GPU takes
+    agent = BatchRandom(rules)
+    ts = game.reset()
+    for _ in range(10):
+        ts = game.step(agent.act(ts.observation, ts.action_mask))
+    counts = {}
+    for _ in range(2):
+        drawing = game._lockstep_phase == 0
+        actions = agent.act(ts.observation, ts.action_mask)
+        with CountOps() as ops:
+            ts = game.step(actions)
+        counts[drawing] = ops.count
+    return counts[True], counts[False]
+
+
+class _StubKernel:
+    """Stands in for a Triton kernel: ``kernel[grid](...)`` counts one launch."""
+
+    launches = 0
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs) -> None:
+            _StubKernel.launches += 1
+        return launch
+
+
+def program_ops(players: int, tables: int, prefix: bool) -> tuple[int, int]:
+    """(tensor operations, kernel launches) of one fused meld program call on ``tables`` hands."""
+    rules = Rules(num_players=players)
+    kernels = solver_triton._kernels
+    available = solver_triton.available
+    solver_triton._kernels = lambda interpret: (_StubKernel(), _StubKernel())
+    solver_triton.available = lambda: True
+    try:
+        counts = torch.zeros(tables, 52, dtype=torch.uint8)
+        _StubKernel.launches = 0
+        with CountOps() as ops:
+            solver.least_penalty(counts, 3, rules, backend="triton",
+                                 prefix=torch.tensor([tables // 8]) if prefix else None)
+        return ops.count, _StubKernel.launches
+    finally:
+        solver_triton._kernels, solver_triton.available = kernels, available
+
+
+def filter_ops(tables: int) -> dict[str, int]:
+    """Operations of the go-out filter's two layouts."""
+    cards = torch.zeros(tables, 4, 13, dtype=torch.uint8)
+    wild = torch.full((tables,), 3)
+    out = {}
+    for name, fn in (("bits (a CPU's)", solver._wilds_needed_bits), ("slices (a GPU's)", solver._wilds_needed_slices)):
+        with CountOps() as ops:
+            fn(cards, wild)
+        out[name] = ops.count
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--tables", type=int, default=256)
+    args = parser.parse_args()
+    if not 2 <= args.players <= 8 or args.tables < 8:
+        raise SystemExit("--players must be 2..8 and --tables >= 8")
+    print_header("Tensor operations (kernel launches on a GPU) of the every-row path, counted on a CPU", vars(args))
+    rows = []
+    for solving in ("gathered", "kept"):
+        draw, discard = engine_ops(args.players, args.tables, solving)
+        rows.append([f"BatchGame.step, solving={solving}", f"{draw}", f"{discard}", ""])
+    for prefix in (True, False):
+        ops, launches = program_ops(args.players, args.tables, prefix)
+        rows.append([f"fused meld program, {'with' if prefix else 'without'} a prefix", "", "",
+                     f"{ops} operations + {launches} kernels"])
+    for name, ops in filter_ops(args.tables).items():
+        rows.append([f"go-out filter, {name}", "", "", f"{ops} operations"])
+    print_table(["work", "draw step", "discard step", "per call"], rows)
+
+
+if __name__ == "__main__":
+    main()
