@@ -68,11 +68,12 @@ def _observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_
     dev = seat.device
     base = torch.arange(0, b * n, n, device=dev)
     out = torch.empty(b, observation_size(n), dtype=state.hands.dtype, device=dev)
-    hand = out[:, :52]
-    _seat_rows(state.hands, base + seat, hand)
+    hand = state.hands.view(-1, 52).index_select(0, base + seat)  # contiguous: the mask reads it too
+    out[:, :52] = hand
     top = pile_top(state)
     top_hot = out[:, 52:104]
-    torch.eq(torch.arange(52, device=dev), top.unsqueeze(1), out=top_hot)  # all 0 where no top (-1)
+    top_hot.zero_()
+    top_hot.scatter_(1, top.clamp(min=0).unsqueeze(1), (top >= 0).to(out.dtype).unsqueeze(1))  # none where no top
     torch.sub(state.pile_counts, top_hot, out=out[:, 104:156])
     # per opponent from the observer's left: what it took and still holds, then what it discarded
     width = 52 * (n - 1)
