@@ -29,7 +29,8 @@ import numpy as np
 import torch
 
 from tt_env.batch import solver_triton
-from tt_env.batch.solver import could_meld_completely, least_penalty
+from tt_env.batch.go_out_filter import could_meld_completely
+from tt_env.batch.solver import least_penalty
 from tt_env.engine import melds
 from tt_env.engine.rules import Rules
 

@@ -33,7 +33,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import print_header, print_table  # noqa: E402
 
-from tt_env.batch import BatchGame, solver, solver_triton  # noqa: E402
+from tt_env.batch import BatchGame, go_out_filter, solver, solver_triton  # noqa: E402
 from tt_env.batch.agents import BatchRandom  # noqa: E402
 from tt_env.engine.rules import Rules  # noqa: E402
 
@@ -109,7 +109,8 @@ def filter_ops(tables: int) -> dict[str, int]:
     cards = torch.zeros(tables, 4, 13, dtype=torch.uint8)
     wild = torch.full((tables,), 3)
     out = {}
-    for name, fn in (("bits (a CPU's)", solver._wilds_needed_bits), ("slices (a GPU's)", solver._wilds_needed_slices)):
+    for name, fn in (("bits (a CPU's)", go_out_filter._wilds_needed_bits),
+                     ("slices (a GPU's)", go_out_filter._wilds_needed_slices)):
         with CountOps() as ops:
             fn(cards, wild)
         out[name] = ops.count

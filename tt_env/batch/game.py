@@ -21,10 +21,11 @@ from ..engine.scoring import REWARD_MODES, penalty_rewards, relative_rewards
 from ..observation import observation_size
 from . import solver_triton
 from .deal import dealt, reshuffle
+from .go_out_filter import could_meld_completely
 from .observe import observe, observe_and_mask, pile_top, row_items
 from .random_keys import seed_words, stream_base, uniform_below
 from .solver import BACKENDS as SOLVER_BACKENDS
-from .solver import could_meld_completely, least_penalty
+from .solver import least_penalty
 from .state import COUNT_DTYPE, BatchState
 from .timestep import TimeStep, win_rewards
 
@@ -210,7 +211,7 @@ class BatchGame:
             if self.autoreset:
                 final = self._final_observations(over, final_seat)
             fresh = over if self.autoreset else torch.zeros_like(over)
-            self._on_rows(ends & (fresh | ~over), self._deal, fresh)
+            self._on_rows(ends if self.autoreset else ends & ~over, self._deal, fresh)
         return self._timestep(rewards, ends, over, scores, points, final, went_now, ended_round)
 
     @property

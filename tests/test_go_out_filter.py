@@ -1,0 +1,119 @@
+"""The go-out check's cheap filter (``tt_env.batch.go_out_filter``): it never drops a hand that
+melds completely (the C solver judges), it drops what it should, and its two layouts (a CPU's
+13-bit masks, other devices' slices) count alike."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tt_env.batch.go_out_filter import _wilds_needed_bits, _wilds_needed_slices, could_meld_completely
+from tt_env.batch.solver import least_penalty
+from tt_env.engine.cards import parse_cards
+from tt_env.engine.rules import Rules
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from bench_batch_solver import melded_counts, random_counts, rules_for  # noqa: E402
+
+
+def test_the_go_out_filter_never_drops_a_hand_that_melds() -> None:
+    """``could_meld_completely`` is False only where the least penalty is above 0: on random hands
+    (most of which it filters) and on hands built from melds (which it must keep)."""
+    rng = np.random.default_rng(3)
+    hands, wilds = [], []
+    for _ in range(3000):  # random hands, 1 to 2 decks, every wild rank
+        decks = int(rng.integers(1, 3))
+        size = int(rng.integers(3, 15))
+        hand = rng.choice(52 * decks, size, replace=False) % 52
+        hands.append(np.bincount(hand, minlength=52))
+        wilds.append(int(rng.integers(1, 14)))
+    for _ in range(1500):  # hands of melds: a run or a set, wilds mixed in
+        wild = int(rng.integers(3, 14))
+        counts = np.zeros(52, dtype=np.int64)
+        for _ in range(int(rng.integers(1, 4))):
+            if rng.random() < 0.5:
+                suit, start = int(rng.integers(4)), int(rng.integers(0, 11))
+                for r in range(start, start + 3 + int(rng.integers(0, 2))):
+                    counts[suit * 13 + min(r, 12)] += 1
+            else:
+                rank = int(rng.integers(13))
+                for suit in rng.choice(4, 3, replace=False):
+                    counts[suit * 13 + rank] += 1
+        for _ in range(int(rng.integers(0, 3))):
+            counts[int(rng.integers(4)) * 13 + wild - 1] += 1
+        hands.append(np.minimum(counts, 2))
+        wilds.append(wild)
+    counts = torch.as_tensor(np.array(hands), dtype=torch.uint8)
+    wild = torch.as_tensor(wilds)
+    rules = Rules(decks=2)
+    zero = least_penalty(counts, wild, rules) == 0
+    keep = could_meld_completely(counts, wild)
+    assert bool(keep[zero].all()), "a hand that melds completely was filtered out"
+    assert int(zero.sum()) > 200 and int((~keep).sum()) > 1000  # both kinds really occur
+    aces = Rules(decks=2, aces="high_or_low")
+    assert bool(could_meld_completely(counts, wild)[least_penalty(counts, wild, aces) == 0].all())
+
+
+@pytest.mark.parametrize("text,wild,keeps", [
+    ("2S 5S 7C 7D", 7, True),          # two isolated spades share a run and its two wilds: 2 W W 5
+    ("2S 5H 7C 7D", 7, False),         # isolated in two suits: two melds, four wilds needed
+    ("2S 5H 7C 7D 7H 7S", 7, True),    # ... and four are there
+    ("2S 8S JS 7C 7D 7H", 7, False),   # three isolated spades: 2 * ceil(3 / 2) = 4 wilds needed
+    ("2S 8S JS 7C 7D 7H 7S", 7, True),
+    ("2S 3S 4S 9H", 7, False),         # one isolated natural, no wild
+    ("2S 3S 4S", 7, True),             # nothing isolated
+    ("2S 3S 4S 9H 9D 9C", 7, True),    # a run and a set of naturals alone: no wild needed
+    ("QS KS AS 9H 9D 9C", 7, True),    # ... the ace above the king too (aces high)
+    ("2S 3S 4S 9H 9D", 7, False),      # a pair needs a wild, and there is none
+    ("2S 3S 4S 9H 9D 7C", 7, True),    # ... one wild
+    ("5S 6S 8S 7C", 7, True),          # naturals needing wilds, all of one suit: one run may do
+    ("5S 6S 9H 9D 7C", 7, False),      # spades and nines: two melds, each with a wild
+    ("5S 6S 9H 9D 7C 7D", 7, True),
+])
+def test_the_go_out_filter_counts_the_wilds_a_hand_needs(text: str, wild: int, keeps: bool) -> None:
+    """Each suit with ``k`` isolated naturals needs ``2 * ceil(k / 2)`` wilds, naturals outside
+    any meld of naturals need a wild in their meld, two such melds if they span two suits and two
+    ranks; the filter keeps a hand with that many wilds (whether it melds is the solver's to say)
+    and drops one with fewer."""
+    counts = torch.as_tensor(np.bincount(parse_cards(text), minlength=52), dtype=torch.uint8).view(1, 52)
+    assert bool(could_meld_completely(counts, torch.tensor([wild]))) == keeps
+    wilds, needed, melds = _wilds_needed_slices(counts.view(1, 4, 13), torch.tensor([wild]))  # a GPU's
+    assert bool(wilds >= torch.maximum(needed, melds)) == keeps
+    if not keeps:
+        assert int(least_penalty(counts, wild, Rules(decks=2))) > 0
+
+
+def test_the_go_out_filter_keeps_every_hand_of_melds_in_every_rule_group() -> None:
+    """The benchmark's hands built from melds (runs around the ace too, sets, wilds swapped in),
+    1 to 4 decks, both ace rules, ``meld_needs_natural`` both ways: every hand that melds is
+    kept, and the filter still drops many (``bench_batch_solver.py --filter-hands`` runs more)."""
+    rng = np.random.default_rng(12)
+    kept_all = dropped = 0
+    for decks, aces_high, natural in itertools.product((1, 2, 3, 4), (False, True), (False, True)):
+        counts, wilds = melded_counts(rng, 1000, decks)
+        counts_t, wilds_t = torch.from_numpy(counts), torch.from_numpy(wilds)
+        melds_completely = least_penalty(counts_t, wilds_t, rules_for(decks, aces_high, natural)) == 0
+        kept = could_meld_completely(counts_t, wilds_t)
+        assert bool(kept[melds_completely].all()), (decks, aces_high, natural)
+        kept_all += int(melds_completely.sum())
+        dropped += int((~kept).sum())
+    assert kept_all > 8000 and dropped > 1000
+
+
+def test_the_go_out_filter_counts_alike_in_both_layouts() -> None:
+    """A CPU counts the wilds a hand needs on 13-bit rank masks, other devices on slices of
+    (B, 4, 13) tensors: the same three counts for every hand, random or built from melds, 1 to 4
+    decks, every wild rank and none."""
+    rng = np.random.default_rng(21)
+    for decks in (1, 2, 3, 4):
+        for counts, wilds in (melded_counts(rng, 1500, decks), (random_counts(rng, 1500, decks),
+                                                                 rng.integers(0, 14, 1500))):
+            cards = torch.from_numpy(counts).to(torch.uint8).view(-1, 4, 13)
+            wild = torch.from_numpy(wilds)
+            for bits, slices in zip(_wilds_needed_bits(cards, wild), _wilds_needed_slices(cards, wild)):
+                assert torch.equal(bits, slices)
