@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from ..observation import HAND_SCALE, SCORE_SCALE, observation_size
+from ..observation import HAND_SCALE, SCORE_SCALE
 from ..observation.sizes import NUM_ACTIONS
 from .state import BatchState
 
@@ -48,48 +48,34 @@ def observe_and_mask(state: BatchState, round_number: torch.Tensor, num_cards: i
 def legal_mask(state: BatchState, discard_drawn_discard: bool) -> torch.Tensor:
     """(B, 54) bool: the legal actions of the seat to move (all False once a game is over)."""
     b, n = state.hands.shape[0], state.hands.shape[1]
-    hand = torch.empty(b, 52, dtype=state.hands.dtype, device=state.hands.device)
-    _seat_rows(state.hands, torch.arange(0, b * n, n, device=hand.device) + state.current, hand)
+    hand = state.hands.view(-1, 52).index_select(0, torch.arange(0, b * n, n, device=state.hands.device) + state.current)
     return _legal_mask(state, hand, discard_drawn_discard)
-
-
-def _seat_rows(counts: torch.Tensor, index: torch.Tensor, into: torch.Tensor) -> None:
-    """Copy the (52,) counts of flat rows ``index`` of ``counts`` ((B, N, 52)) into ``into`` ((B, 52),
-    a slice of the observation): ``index_select`` straight into it is the cheapest row gather on a CPU."""
-    torch.index_select(counts.view(-1, 52), 0, index, out=into)
 
 
 def _observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
              seat: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """(observation of ``seat``, its hand counts): the layout's pieces written in order into one
-    output (no intermediate copies where avoidable: this is most of a step's work on a CPU)."""
+    """(observation of ``seat``, its hand counts): each piece of the layout built whole, then one
+    ``cat`` into the output. On a CPU that is about twice as fast as writing the pieces into
+    column slices of the output: each slice pass touches every row of a freshly allocated output
+    that no cache holds, one ``cat`` writes each row once, in order."""
     b, n = state.hands.shape[0], state.hands.shape[1]
     seat = state.current if seat is None else seat
-    dev = seat.device
+    dev, dtype = seat.device, state.hands.dtype
     base = torch.arange(0, b * n, n, device=dev)
-    out = torch.empty(b, observation_size(n), dtype=state.hands.dtype, device=dev)
-    hand = state.hands.view(-1, 52).index_select(0, base + seat)  # contiguous: the mask reads it too
-    out[:, :52] = hand
+    hand = state.hands.view(-1, 52).index_select(0, base + seat)  # the mask reads it too
     top = pile_top(state)
-    top_hot = out[:, 52:104]
-    top_hot.zero_()
-    top_hot.scatter_(1, top.clamp(min=0).unsqueeze(1), (top >= 0).to(out.dtype).unsqueeze(1))  # none where no top
-    torch.sub(state.pile_counts, top_hot, out=out[:, 104:156])
+    top_hot = torch.zeros(b, 52, dtype=dtype, device=dev)
+    top_hot.scatter_(1, top.clamp(min=0).unsqueeze(1), (top >= 0).to(dtype).unsqueeze(1))  # none where no top
     # per opponent from the observer's left: what it took and still holds, then what it discarded
-    width = 52 * (n - 1)
-    for k in range(1, n):
-        other = base + (seat + k) % n
-        at = 156 + 52 * (k - 1)
-        _seat_rows(state.known_taken, other, out[:, at:at + 52])
-        _seat_rows(state.discards, other, out[:, at + width:at + width + 52])
+    others = (base.unsqueeze(1) + (seat.unsqueeze(1) + torch.arange(1, n, device=dev)) % n).view(-1)
+    taken = state.known_taken.view(-1, 52).index_select(0, others).view(b, 52 * (n - 1))
+    discarded = state.discards.view(-1, 52).index_select(0, others).view(b, 52 * (n - 1))
     # one-hots: wild rank (13), round (11), phase (2), who went out (N, from the observer)
-    at = 156 + 2 * width
-    hot = out[:, at:at + 26 + n]
-    hot.zero_()
+    hot = torch.zeros(b, 26 + n, dtype=dtype, device=dev)
     where = torch.stack([round_number + 1, 13 + round_number - 1, 24 + state.phase,
                          26 + (state.went_out - seat) % n], dim=1)
-    ones = torch.ones(b, 4, dtype=out.dtype, device=dev)
-    ones[:, 3] = (state.went_out >= 0).to(out.dtype)
+    ones = torch.ones(b, 4, dtype=dtype, device=dev)
+    ones[:, 3] = (state.went_out >= 0).to(dtype)
     hot.scatter_(1, where, ones)
     # every hand holds the round's size, the seat to move one more while it discards (not once the
     # game is over: the last discard is made); from_game_states refuses states that break this
@@ -97,9 +83,9 @@ def _observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_
     holding = (state.phase == 1) & ~state.game_over
     sizes = (round_number + 2).unsqueeze(1) + ((order == state.current.unsqueeze(1)) & holding.unsqueeze(1)).long()
     scores = state.scores.gather(1, order)
-    out[:, at + 26 + n:] = torch.cat([sizes.double() / HAND_SCALE, (state.stock_len.double() / num_cards).unsqueeze(1),
-                                      scores.double() / SCORE_SCALE, (state.turn.double() / max_turns).unsqueeze(1)],
-                                     dim=1)
+    scalars = torch.cat([sizes.double() / HAND_SCALE, (state.stock_len.double() / num_cards).unsqueeze(1),
+                         scores.double() / SCORE_SCALE, (state.turn.double() / max_turns).unsqueeze(1)], dim=1)
+    out = torch.cat([hand, top_hot, state.pile_counts - top_hot, taken, discarded, hot, scalars.to(dtype)], dim=1)
     return out, hand
 
 
