@@ -1,6 +1,7 @@
 """The go-out check's cheap filter (``tt_env.batch.go_out_filter``): it never drops a hand that
 melds completely (the C solver judges), it drops what it should, and its two layouts (a CPU's
-13-bit masks, other devices' slices) count alike."""
+13-bit masks, other devices' slices) count alike. The go-out check itself
+(``tt_env.batch.solver.melds_completely``: the filter, then the solver) is the least penalty being 0."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ import numpy as np
 import pytest
 import torch
 
+from tt_env.batch import solver
 from tt_env.batch.go_out_filter import _wilds_needed_bits, _wilds_needed_slices, could_meld_completely
 from tt_env.batch.solver import least_penalty
+from tt_env.engine import melds
 from tt_env.engine.cards import parse_cards
 from tt_env.engine.rules import Rules
 
@@ -117,3 +120,54 @@ def test_the_go_out_filter_counts_alike_in_both_layouts() -> None:
             wild = torch.from_numpy(wilds)
             for bits, slices in zip(_wilds_needed_bits(cards, wild), _wilds_needed_slices(cards, wild)):
                 assert torch.equal(bits, slices)
+
+
+@pytest.mark.parametrize("backend", ["c", "torch"])
+def test_melds_completely_is_the_least_penalty_being_zero(backend: str) -> None:
+    """``melds_completely`` (the go-out check: the filter, then the solver on what it keeps; one C
+    loop with the C backend) says True exactly where ``least_penalty`` is 0: hands built from
+    melds and random hands, 1 to 4 decks, both ace rules, ``meld_needs_natural`` both ways, every
+    wild rank and none."""
+    if backend == "c" and solver._c_backend() is None:
+        pytest.skip("the C meld solver is not built or not in use")
+    rng = np.random.default_rng(5)
+    per_group = 400 if backend == "c" else 80
+    zeros = 0
+    groups = list(itertools.product((1, 2, 3, 4), (False, True), (False, True)))
+    if backend == "torch":  # the plain tensor program is slow on a CPU (tests/test_batch_solver.py checks it)
+        groups = [(1, False, False), (1, False, True)]
+    for decks, aces_high, natural in groups:
+        melded, wilds = melded_counts(rng, per_group, decks)
+        counts = torch.from_numpy(np.concatenate([melded, random_counts(rng, per_group // 4, decks)]))
+        wild = torch.from_numpy(np.concatenate([wilds, rng.integers(0, 14, per_group // 4)]))
+        rules = rules_for(decks, aces_high, natural)
+        # the scalar solver, one hand at a time, is the oracle
+        want = torch.tensor([melds.least_penalty([c for c in range(52) for _ in range(row[c])], w, aces_high, natural) == 0
+                             for row, w in zip(counts.tolist(), wild.tolist())])
+        got = solver.melds_completely(counts.to(torch.uint8), wild, rules, backend=backend)
+        assert got.dtype == torch.bool and torch.equal(got, want), (decks, aces_high, natural)
+        zeros += int(want.sum())
+    assert len(groups) * per_group // 4 < zeros < len(groups) * per_group  # many hands meld completely, many do not
+
+
+def test_melds_completely_checks_its_input() -> None:
+    """Bad input is refused with the allowed values named, before any C loop reads it."""
+    counts = torch.zeros(2, 52, dtype=torch.uint8)
+    with pytest.raises(ValueError, match="backend='gpu' is not allowed"):
+        solver.melds_completely(counts, 3, Rules(), backend="gpu")
+    with pytest.raises(ValueError, match=r"must be \(B, 52\)"):
+        solver.melds_completely(counts[:, :13], 3, Rules())
+    with pytest.raises(TypeError, match="integer torch tensor"):
+        solver.melds_completely(counts.float(), 3, Rules())
+    with pytest.raises(ValueError, match="wild_rank=14 is not allowed"):
+        solver.melds_completely(counts, 14, Rules())
+    module = solver._c_backend()
+    if module is not None:
+        with pytest.raises(TypeError, match="out must be a bool or uint8 buffer"):
+            module.melds_completely_counts(counts.numpy(), np.zeros(2, np.int64), False, False, np.zeros(2, np.int64))
+        too_many = torch.zeros(1, 52, dtype=torch.uint8)
+        too_many[0, :41] = 1
+        with pytest.raises(ValueError, match=r"at most 40 cards \(card 40 has 1\)"):
+            module.melds_completely_counts(too_many.numpy(), np.array([3]), False, False, np.zeros(1, np.bool_))
+        with pytest.raises(ValueError, match="52 per hand, one per hand and one per hand"):
+            module.melds_completely_counts(counts.numpy(), np.zeros(3, np.int64), False, False, np.zeros(3, np.bool_))

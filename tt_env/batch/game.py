@@ -25,7 +25,7 @@ from .go_out_filter import could_meld_completely
 from .observe import observe, observe_and_mask, pile_top, row_items
 from .random_keys import seed_words, stream_base, uniform_below
 from .solver import BACKENDS as SOLVER_BACKENDS
-from .solver import least_penalty
+from .solver import least_penalty, melds_completely
 from .state import COUNT_DTYPE, BatchState
 from .timestep import TimeStep, win_rewards
 
@@ -336,14 +336,11 @@ class BatchGame:
         """(B,) whether the hand of ``seat`` melds completely, computed where ``mask`` holds
         (on the every-row path the penalty of every ``discard`` row is also kept for scoring)."""
         wild = self._round_number(self.state) + 2
-        if self._sparse:  # only the hands that could meld completely are solved (could_meld_completely)
+        if self._sparse:  # only the hands that could meld completely are solved (melds_completely)
             result = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
             rows = mask.nonzero().squeeze(1)  # host: CPU only (self._sparse), no device to wait for
             hands = self.state.hands[rows, seat[rows]].to(torch.uint8)
-            keep = could_meld_completely(hands, wild[rows])
-            rows, hands = rows[keep], hands[keep]
-            if rows.numel():
-                result[rows] = least_penalty(hands, wild[rows], self.rules, backend=self.solver) == 0
+            result[rows] = melds_completely(hands, wild[rows], self.rules, backend=self.solver)
             return result
         hands = self.state.hands[self._rows, seat].to(torch.uint8)
         if self._gathered:  # as on a CPU, but gathered to the front instead of picked out

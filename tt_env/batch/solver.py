@@ -56,7 +56,7 @@ from tt_env.engine import melds as _melds
 from tt_env.engine.rules import Rules
 
 from . import solver_triton
-from .go_out_filter import could_meld_completely  # noqa: F401  (its path before it had a module)
+from .go_out_filter import could_meld_completely  # also its path before it had a module
 
 BACKENDS = ("auto", "torch", "triton", "c")
 MAX_DECKS = 4
@@ -303,7 +303,62 @@ def _c_backend():
     if _melds.solver_backend() != "c":
         return None
     from tt_env.engine import _meldsolver  # type: ignore[attr-defined]
-    return _meldsolver if hasattr(_meldsolver, "least_penalty_counts") else None
+    return _meldsolver if hasattr(_meldsolver, "melds_completely_counts") else None
+
+
+def _checked_args(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Rules, backend: str,
+                  decks: int | None) -> tuple[torch.Tensor, int, object]:
+    """The checks every entry point makes (types, shapes, backend): (wild ranks as a (B,) tensor,
+    decks, the C module where the C solver takes these hands, else None)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r} is not allowed: use one of {list(BACKENDS)}")
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules must be a tt_env.engine.rules.Rules, not {type(rules).__name__}")
+    if not isinstance(counts, torch.Tensor) or counts.dtype not in _INT_DTYPES:
+        what = counts.dtype if isinstance(counts, torch.Tensor) else type(counts).__name__
+        raise TypeError(f"counts must be an integer torch tensor (uint8, int8, int16, int32 or int64), not {what}")
+    if counts.dim() != 2 or counts.shape[1] != 52:
+        raise ValueError(f"counts has shape {tuple(counts.shape)}: it must be (B, 52), one count per card int")
+    b = counts.shape[0]
+    wild = _wild_tensor(wild_rank, b, counts.device)
+    decks = rules.num_decks if decks is None else decks
+    if isinstance(decks, bool) or not isinstance(decks, int) or decks < 1:
+        raise ValueError(f"decks={decks!r} is not allowed: use a positive int")
+    c_module = _c_backend() if counts.device.type == "cpu" else None
+    if backend == "c":
+        if counts.device.type != "cpu":
+            raise ValueError(f"backend='c' takes CPU tensors, not {counts.device}: use 'torch' or 'auto'")
+        if c_module is None:
+            raise ValueError("backend='c' needs the C meld solver (built, and TT_ENV_SOLVER not 'python'): "
+                             "use 'torch' or 'auto'")
+    return wild, decks, c_module
+
+
+def melds_completely(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Rules, *,
+                     backend: str = "auto") -> torch.Tensor:
+    """(B,) bool: whether each hand melds completely, exactly ``least_penalty(...) == 0`` (the go-out check).
+
+    Most hands are far from it: :func:`could_meld_completely` drops them and only the others are
+    solved. With the C solver (``"c"``, or ``"auto"`` on a CPU) that is one C loop over the hands
+    (``_meldsolver.melds_completely_counts``); with the tensor programs on a CPU the kept hands are
+    picked out (a host read), elsewhere every hand is solved (no wait on the host). Arguments as
+    :func:`least_penalty`'s.
+    """
+    wild, _, c_module = _checked_args(counts, wild_rank, rules, backend, None)
+    if backend == "c" or (backend == "auto" and c_module is not None):
+        out = torch.empty(counts.shape[0], dtype=torch.bool)
+        # CPU tensors (checked above): numpy views, no copy
+        c_module.melds_completely_counts(counts.contiguous().numpy(), wild.contiguous().numpy(),  # host: CPU tensors
+                                         rules.aces_high, rules.meld_needs_natural, out.numpy())  # host: CPU tensors
+        return out
+    could = could_meld_completely(counts, wild)
+    if counts.device.type != "cpu":
+        return could & (least_penalty(counts, wild, rules, backend=backend) == 0)
+    result = torch.zeros_like(could)
+    rows = could.nonzero().squeeze(1)  # host: CPU tensors
+    if rows.numel():
+        result[rows] = least_penalty(counts[rows], wild[rows], rules, backend=backend) == 0
+    return result
 
 
 def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Rules, *,
@@ -333,29 +388,10 @@ def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Ru
     Returns:
         (B,) int64 tensor on the device of ``counts``.
     """
-    if backend not in BACKENDS:
-        raise ValueError(f"backend={backend!r} is not allowed: use one of {list(BACKENDS)}")
-    if not isinstance(rules, Rules):
-        raise TypeError(f"rules must be a tt_env.engine.rules.Rules, not {type(rules).__name__}")
-    if not isinstance(counts, torch.Tensor) or counts.dtype not in _INT_DTYPES:
-        what = counts.dtype if isinstance(counts, torch.Tensor) else type(counts).__name__
-        raise TypeError(f"counts must be an integer torch tensor (uint8, int8, int16, int32 or int64), not {what}")
-    if counts.dim() != 2 or counts.shape[1] != 52:
-        raise ValueError(f"counts has shape {tuple(counts.shape)}: it must be (B, 52), one count per card int")
+    wild, decks, c_module = _checked_args(counts, wild_rank, rules, backend, decks)
     b = counts.shape[0]
-    wild = _wild_tensor(wild_rank, b, counts.device)
-    decks = rules.num_decks if decks is None else decks
-    if isinstance(decks, bool) or not isinstance(decks, int) or decks < 1:
-        raise ValueError(f"decks={decks!r} is not allowed: use a positive int")
     if check:
         _check_values(counts, wild, decks, max_cards)
-    c_module = _c_backend() if counts.device.type == "cpu" else None
-    if backend == "c":
-        if counts.device.type != "cpu":
-            raise ValueError(f"backend='c' takes CPU tensors, not {counts.device}: use 'torch' or 'auto'")
-        if c_module is None:
-            raise ValueError("backend='c' needs the C meld solver (built, and TT_ENV_SOLVER not 'python'): "
-                             "use 'torch' or 'auto'")
     prefix = _prefix_tensor(prefix, counts.device)
     if backend == "c" or (backend == "auto" and c_module is not None):
         return _unwanted_as_minus_one(_c_least_penalty(c_module, counts, wild, rules), prefix)

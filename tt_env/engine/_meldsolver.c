@@ -14,10 +14,12 @@
  *   draw_gains(hands, weights, wild_rank, aces_high=False, meld_needs_natural=False,
  *              out_bonus=0.0, draws=None) -> [(least penalty, expected gain of one draw)]
  *   least_penalty_counts(counts, wild_ranks, aces_high, meld_needs_natural, out) -> None
- *       (C only: least_penalty of many hands given as card-count buffers; tt_env.batch uses it)
+ *   melds_completely_counts(counts, wild_ranks, aces_high, meld_needs_natural, out) -> None
+ *       (C only: least_penalty of many hands given as card-count buffers, or whether it is 0;
+ *       tt_env.batch uses them)
  *
- * The last two live in _meldsolver_draws.c (their work in meld_draws.c); this file has the
- * argument parsers they share (meldsolver_py.h) and the method table.
+ * after_draw_values and draw_gains live in _meldsolver_draws.c (their work in meld_draws.c);
+ * this file has the argument parsers they share (meldsolver_py.h) and the method table.
  *
  * Penalties come from the fast path (meld_fast.c) where the hand is in its scope, else from
  * the general search (meld_search.c), which also builds solve's arrangement. Two test
@@ -312,15 +314,81 @@ static long long buffer_int_at(const Py_buffer *view, int kind, Py_ssize_t i) {
     }
 }
 
+/* The go-out check's cheap filter of tt_env/batch/go_out_filter.py (could_meld_completely), on
+   the 52 card counts of a hand: 0 only where the hand surely holds unmelded cards (fewer wilds
+   than a lower bound on those a complete arrangement needs; see that function for the bounds).
+   Ranks are taken circularly, which allows more melds, so the bounds hold under both ace rules. */
+static unsigned rotate13(unsigned x, int k) { return ((x << k) | (x >> (13 - k))) & 0x1FFFu; }
+
+static int could_meld_completely(const int *counts, int wild_rank) {
+    unsigned once[4] = {0}, twice[4] = {0}, same_rank = 0, tripled = 0, costly_ranks = 0;
+    int wilds = 0;
+    for (int r = 0; r < 13; r++) {
+        int of_rank = 0;
+        for (int s = 0; s < 4; s++) {
+            int k = counts[s * 13 + r];
+            of_rank += k;
+            if (k > 0) once[s] |= 1u << r;
+            if (k > 1) twice[s] |= 1u << r;
+        }
+        if (r == wild_rank - 1) {
+            wilds = of_rank;
+            for (int s = 0; s < 4; s++) { once[s] &= ~(1u << r); twice[s] &= ~(1u << r); }
+        } else if (of_rank >= 3) tripled |= 1u << r;
+    }
+    for (int s = 0; s < 4; s++) {
+        same_rank |= twice[s];
+        for (int t = s + 1; t < 4; t++) same_rank |= once[s] & once[t];
+    }
+    int needed = 0, suits = 0;
+    for (int s = 0; s < 4; s++) {
+        unsigned held = once[s];
+        unsigned near = rotate13(held, 1) | rotate13(held, 2) | rotate13(held, 11) | rotate13(held, 12);
+        int isolated = __builtin_popcount(held & ~near & ~same_rank);
+        needed += 2 * ((isolated + 1) / 2);
+        unsigned in_three = held & rotate13(held, 12) & rotate13(held, 11);   /* bit r: r, r+1, r+2 held */
+        unsigned costly = held & ~(in_three | rotate13(in_three, 1) | rotate13(in_three, 2) | tripled);
+        suits += costly != 0;
+        costly_ranks |= costly;
+    }
+    int melds = suits >= 2 && __builtin_popcount(costly_ranks) >= 2 ? 2 : suits >= 1;
+    return wilds >= (needed > melds ? needed : melds);
+}
+
+/* The 52 counts of hand i of a counts buffer into `counts`; -1 with a ValueError set where they
+   are not a hand the solver takes. uint8 (the batched engine's) is read without conversion calls. */
+static int read_counts(const Py_buffer *view, int kind, Py_ssize_t i, int *counts) {
+    int total = 0;
+    if (kind == 'B') {
+        const unsigned char *p = (const unsigned char *)view->buf + i * 52;
+        for (int c = 0; c < 52; c++) total += counts[c] = p[c];
+        if (total <= MAX_CARDS) return 0;
+        total = 0;   /* too many cards: the checked loop below names the card */
+    }
+    for (int c = 0; c < 52; c++) {
+        long long k = buffer_int_at(view, kind, i * 52 + c);
+        if (k < 0 || k > MAX_CARDS || (total += (int)k) > MAX_CARDS) {
+            PyErr_Format(PyExc_ValueError, "counts[%zd] is not a hand the solver takes: counts 0..%d "
+                         "per card and at most %d cards (card %d has %lld)", i, MAX_CARDS, MAX_CARDS, c, k);
+            return -1;
+        }
+        counts[c] = (int)k;
+    }
+    return 0;
+}
+
 /* least_penalty_counts(counts, wild_ranks, aces_high, meld_needs_natural, out): for each hand i,
    out[i] = least_penalty of the hand holding counts[i*52 + c] copies of card c, with wild rank
    wild_ranks[i]. Contiguous integer buffers (numpy arrays, torch CPU tensors via .numpy());
-   out int32 or int64. One C loop, no Python object per hand. */
-static PyObject *py_least_penalty_counts(PyObject *self, PyObject *args) {
+   out int32 or int64. One C loop, no Python object per hand.
+   melds_completely_counts(counts, wild_ranks, aces_high, meld_needs_natural, out): the same hands,
+   out[i] = 1 where that least penalty is 0, else 0 (out bool or uint8): the go-out check. Only the
+   hands the filter above keeps are solved. */
+static PyObject *batched_counts(PyObject *args, int zero_only) {
     PyObject *counts_obj, *wild_obj, *out_obj;
     int aces_high, needs_natural;
-    if (!PyArg_ParseTuple(args, "OOppO:least_penalty_counts", &counts_obj, &wild_obj, &aces_high,
-                          &needs_natural, &out_obj))
+    if (!PyArg_ParseTuple(args, zero_only ? "OOppO:melds_completely_counts" : "OOppO:least_penalty_counts",
+                          &counts_obj, &wild_obj, &aces_high, &needs_natural, &out_obj))
         return NULL;
     Py_buffer counts, wilds, out;
     if (PyObject_GetBuffer(counts_obj, &counts, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
@@ -339,8 +407,11 @@ static PyObject *py_least_penalty_counts(PyObject *self, PyObject *args) {
     if (*of == '@' || *of == '=' || *of == '<') of++;
     int out64 = (of[0] == 'q' || of[0] == 'l') && !of[1] && out.itemsize == 8;
     int out32 = (of[0] == 'i' || of[0] == 'l') && !of[1] && out.itemsize == 4;
-    if (!out64 && !out32) {
-        PyErr_Format(PyExc_TypeError, "out must be an int32 or int64 buffer, not format '%s'", out.format ? out.format : "B");
+    int out8 = (of[0] == '?' || of[0] == 'B') && !of[1] && out.itemsize == 1;
+    if (zero_only ? !out8 : !out64 && !out32) {
+        PyErr_Format(PyExc_TypeError, zero_only ? "out must be a bool or uint8 buffer, not format '%s'"
+                                                : "out must be an int32 or int64 buffer, not format '%s'",
+                     out.format ? out.format : "B");
         goto done;
     }
     Py_ssize_t n = wilds.len / wilds.itemsize;
@@ -351,25 +422,24 @@ static PyObject *py_least_penalty_counts(PyObject *self, PyObject *args) {
         goto done;
     }
     Hand h;
+    int hand_counts[52];
     for (Py_ssize_t i = 0; i < n; i++) {
         long long wild = buffer_int_at(&wilds, wk, i);
         if (wild < 0 || wild > 13) {
             PyErr_Format(PyExc_ValueError, "wild_ranks[%zd]=%lld is not allowed: use 1..13 (or 0 for no wilds)", i, wild);
             goto done;
         }
-        tt_hand_clear(&h, (int)wild, aces_high, needs_natural);
-        int total = 0;
-        for (int c = 0; c < 52; c++) {
-            long long k = buffer_int_at(&counts, ck, i * 52 + c);
-            if (k < 0 || k > MAX_CARDS || (total += (int)k) > MAX_CARDS) {
-                PyErr_Format(PyExc_ValueError, "counts[%zd] is not a hand the solver takes: counts 0..%d "
-                             "per card and at most %d cards (card %d has %lld)", i, MAX_CARDS, MAX_CARDS, c, k);
-                goto done;
-            }
-            for (long long j = 0; j < k; j++) tt_hand_add(&h, c);
+        if (read_counts(&counts, ck, i, hand_counts) < 0) goto done;
+        if (zero_only && !could_meld_completely(hand_counts, (int)wild)) {
+            ((unsigned char *)out.buf)[i] = 0;
+            continue;
         }
+        tt_hand_clear(&h, (int)wild, aces_high, needs_natural);
+        for (int c = 0; c < 52; c++)
+            for (int j = 0; j < hand_counts[c]; j++) tt_hand_add(&h, c);
         int v = penalty_of_hand(&h);
-        if (out64) ((int64_t *)out.buf)[i] = v;
+        if (zero_only) ((unsigned char *)out.buf)[i] = v == 0;
+        else if (out64) ((int64_t *)out.buf)[i] = v;
         else ((int32_t *)out.buf)[i] = v;
     }
     result = Py_None;
@@ -378,6 +448,10 @@ done:
     PyBuffer_Release(&counts); PyBuffer_Release(&wilds); PyBuffer_Release(&out);
     return result;
 }
+
+static PyObject *py_least_penalty_counts(PyObject *self, PyObject *args) { return batched_counts(args, 0); }
+
+static PyObject *py_melds_completely_counts(PyObject *self, PyObject *args) { return batched_counts(args, 1); }
 
 #define SIGNATURE "(hand, wild_rank, aces_high=False, meld_needs_natural=False)\n--\n\n"
 
@@ -405,6 +479,10 @@ static PyMethodDef methods[] = {
      "least_penalty_counts(counts, wild_ranks, aces_high, meld_needs_natural, out)\n--\n\n"
      "Batched least_penalty: counts a contiguous integer buffer of 52 card counts per hand, wild_ranks\n"
      "one wild rank (0..13) per hand, out a writable int32/int64 buffer of one penalty per hand."},
+    {"melds_completely_counts", (PyCFunction)py_melds_completely_counts, METH_VARARGS,
+     "melds_completely_counts(counts, wild_ranks, aces_high, meld_needs_natural, out)\n--\n\n"
+     "Batched go-out check: as least_penalty_counts, with out a writable bool/uint8 buffer set to 1\n"
+     "where the least penalty is 0 (the hand melds completely), else 0."},
     {"_fast_penalty", (PyCFunction)(void (*)(void))py_fast_penalty, METH_FASTCALL | METH_KEYWORDS,
      "_fast_penalty" SIGNATURE "Test hook: the fast path's least penalty, or None outside its scope."},
     {"_search_penalty", (PyCFunction)(void (*)(void))py_search_penalty, METH_FASTCALL | METH_KEYWORDS,
