@@ -1,0 +1,126 @@
+"""Where a CPU step of the batched engine goes: milliseconds per step, part by part.
+
+Run from the repository root::
+
+    python benchmarks/step_breakdown.py
+    python benchmarks/step_breakdown.py --tables 4096,16384 --threads 2 --players 4
+
+Random masked play as in ``benchmarks/bench_batch.py`` (``random-v0`` picks, ``BatchGame.step``
+plays), with the engine's parts wrapped in timers for the run (wall time, in process; the
+engine is not changed otherwise):
+
+- ``observe_and_mask``: the next observation and action mask (every step);
+- ``go-out check``: ``BatchGame._penalty_is_zero``, which picks the discarded hands and asks
+  ``melds_completely`` (on a discard step);
+- ``round ends and deals``: ``BatchGame._on_rows``, the rows whose round ended (scoring, the
+  next deal) and the rare reshuffle;
+- ``agent``: ``BatchRandom.act``;
+- ``rest of the step``: the moves, the counts, the rewards and the checks.
+
+A step alternates between a draw step and a discard step (the tables stay in lockstep), so the
+parts are averaged over both. Medians over ``--repeats`` timed runs of ``--seconds`` each.
+Timings on a shared machine move between runs: compare parts within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import print_header, print_table  # noqa: E402
+
+from tt_env.batch import game as game_module  # noqa: E402
+from tt_env.batch.agents import BatchRandom  # noqa: E402
+from tt_env.engine.rules import Rules  # noqa: E402
+
+PARTS = {  # label: (owner, attribute)
+    "observe_and_mask": (game_module, "observe_and_mask"),
+    "go-out check": (game_module.BatchGame, "_penalty_is_zero"),
+    "round ends and deals": (game_module.BatchGame, "_on_rows"),
+    "agent": (BatchRandom, "act"),
+}
+
+
+def _timed(spent: dict[str, float], label: str, fn: Callable) -> Callable:
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[label] += time.perf_counter() - start
+    return wrapper
+
+
+def breakdown(players: int, tables: int, seconds: float, repeats: int, warmup_steps: int,
+              seed: int) -> dict[str, float]:
+    """Median milliseconds per step of each part, of the whole step and decisions per second."""
+    spent: dict[str, float] = defaultdict(float)
+    originals = {label: getattr(owner, name) for label, (owner, name) in PARTS.items()}
+    for label, (owner, name) in PARTS.items():
+        setattr(owner, name, _timed(spent, label, originals[label]))
+    try:
+        rules = Rules(num_players=players)
+        game = game_module.BatchGame(rules, tables, seed=seed)
+        agent = BatchRandom(rules, seed=seed + 1)
+        ts = game.reset()
+        for _ in range(warmup_steps):
+            ts = game.step(agent.act(ts.observation, ts.action_mask))
+        runs: dict[str, list[float]] = defaultdict(list)
+        for _ in range(repeats):
+            spent.clear()
+            steps, start = 0, time.perf_counter()
+            while steps % 2 or time.perf_counter() - start < seconds:  # whole draw + discard pairs
+                ts = game.step(agent.act(ts.observation, ts.action_mask))
+                steps += 1
+            total = (time.perf_counter() - start) / steps * 1e3
+            runs["whole step"].append(total)
+            for label in PARTS:
+                runs[label].append(spent[label] / steps * 1e3)
+            runs["rest of the step"].append(total - sum(spent[label] for label in PARTS) / steps * 1e3)
+        result = {label: statistics.median(values) for label, values in runs.items()}
+        result["decisions/s"] = tables / result["whole step"] * 1e3
+        return result
+    finally:
+        for label, (owner, name) in PARTS.items():
+            setattr(owner, name, originals[label])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tables", default="16384", help="comma-separated batch sizes (default 16384)")
+    parser.add_argument("--players", type=int, default=2, help="2..8 (default 2)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--seconds", type=float, default=2.0, help="seconds per timed run (default 2)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs; medians are shown (default 5)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    try:
+        tables = [int(t) for t in args.tables.split(",")]
+    except ValueError:
+        parser.error(f"--tables={args.tables!r}: use comma-separated positive ints, e.g. 4096,16384")
+    if any(t < 1 for t in tables):
+        parser.error(f"--tables={args.tables!r}: every batch size must be a positive int")
+    if not 2 <= args.players <= 8:
+        parser.error(f"--players={args.players}: use 2..8")
+    if args.threads < 1 or args.seconds <= 0 or args.repeats < 1:
+        parser.error("--threads and --repeats must be at least 1, --seconds above 0")
+    torch.set_num_threads(args.threads)
+    print_header("Batched engine: where a CPU step goes (ms per step, medians)", vars(args))
+    results = {t: breakdown(args.players, t, args.seconds, args.repeats, 20, args.seed) for t in tables}
+    labels = ["whole step", *PARTS, "rest of the step"]
+    rows = [[label] + [f"{results[t][label]:.2f} ({results[t][label] / results[t]['whole step']:.0%})"
+                       for t in tables] for label in labels]
+    rows.append(["decisions/s"] + [f"{results[t]['decisions/s']:,.0f}" for t in tables])
+    print_table(["part", *(f"{t:,} tables" for t in tables)], rows)
+
+
+if __name__ == "__main__":
+    main()
