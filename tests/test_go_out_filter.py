@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -171,3 +172,19 @@ def test_melds_completely_checks_its_input() -> None:
             module.melds_completely_counts(too_many.numpy(), np.array([3]), False, False, np.zeros(1, np.bool_))
         with pytest.raises(ValueError, match="52 per hand, one per hand and one per hand"):
             module.melds_completely_counts(counts.numpy(), np.zeros(3, np.int64), False, False, np.zeros(3, np.bool_))
+
+
+def test_melds_completely_with_a_c_build_older_than_its_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A C extension built before ``melds_completely_counts`` existed still answers exactly: the
+    filter in torch, then its ``least_penalty_counts`` on the hands kept."""
+    module = solver._c_backend()
+    if module is None:
+        pytest.skip("the C meld solver is not built or not in use")
+    old_build = types.SimpleNamespace(least_penalty_counts=module.least_penalty_counts)
+    monkeypatch.setattr(solver, "_c_backend", lambda: old_build)
+    counts, wilds = melded_counts(np.random.default_rng(8), 300, 2)
+    counts_t, wilds_t = torch.from_numpy(counts).to(torch.uint8), torch.from_numpy(wilds)
+    rules = Rules(decks=2)
+    want = least_penalty(counts_t, wilds_t, rules) == 0
+    assert 50 < int(want.sum()) < 300
+    assert torch.equal(solver.melds_completely(counts_t, wilds_t, rules), want)

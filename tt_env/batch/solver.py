@@ -303,7 +303,7 @@ def _c_backend():
     if _melds.solver_backend() != "c":
         return None
     from tt_env.engine import _meldsolver  # type: ignore[attr-defined]
-    return _meldsolver if hasattr(_meldsolver, "melds_completely_counts") else None
+    return _meldsolver if hasattr(_meldsolver, "least_penalty_counts") else None
 
 
 def _checked_args(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Rules, backend: str,
@@ -345,7 +345,8 @@ def melds_completely(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules:
     :func:`least_penalty`'s.
     """
     wild, _, c_module = _checked_args(counts, wild_rank, rules, backend, None)
-    if backend == "c" or (backend == "auto" and c_module is not None):
+    use_c = backend == "c" or (backend == "auto" and c_module is not None)
+    if use_c and hasattr(c_module, "melds_completely_counts"):  # absent from a build older than it
         out = torch.empty(counts.shape[0], dtype=torch.bool)
         # CPU tensors (checked above): numpy views, no copy
         c_module.melds_completely_counts(counts.contiguous().numpy(), wild.contiguous().numpy(),  # host: CPU tensors
