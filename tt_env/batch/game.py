@@ -337,11 +337,9 @@ class BatchGame:
         (on the every-row path the penalty of every ``discard`` row is also kept for scoring)."""
         wild = self._round_number(self.state) + 2
         if self._sparse:  # only the hands that could meld completely are solved (melds_completely)
-            result = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
-            rows = mask.nonzero().squeeze(1)  # host: CPU only (self._sparse), no device to wait for
-            hands = self.state.hands[rows, seat[rows]].to(torch.uint8)
-            result[rows] = melds_completely(hands, wild[rows], self.rules, backend=self.solver)
-            return result
+            at = self._rows * self.num_players + seat
+            hands = self.state.hands.view(-1, 52).index_select(0, at).to(torch.uint8)
+            return mask & melds_completely(hands, wild, self.rules, backend=self.solver)
         hands = self.state.hands[self._rows, seat].to(torch.uint8)
         if self._gathered:  # as on a CPU, but gathered to the front instead of picked out
             return self._solve_gathered(hands, wild, mask & could_meld_completely(hands, wild)) == 0
