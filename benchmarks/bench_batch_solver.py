@@ -8,10 +8,11 @@ with the scalar solver on ``--hands`` hands; the tensor program (``--backends``:
 printed and the exit status is 1.
 
 Filter: ``could_meld_completely`` (the go-out check's cheap filter) must keep every hand that
-melds completely, on ``--filter-hands`` hands built mostly from melds (with the C batch as judge).
+melds completely, on ``--filter-hands`` hands built mostly from melds (with the C batch as judge),
+and the go-out check ``melds_completely`` must say exactly which do (on the random hands too).
 
-Speed: hands/s of the scalar C solver called in a Python loop, of the C batch and of each tensor
-backend at each batch size (1 deck, aces low, the 2-player game), medians over ``--repeats``.
+Speed: hands/s of the scalar C solver called in a Python loop, of the C batch (int64 and the
+engine's uint8 counts), of the go-out check and of each tensor backend at each batch size (1 deck, aces low, the 2-player game), medians over ``--repeats``.
 
     python benchmarks/bench_batch_solver.py                        # 1,000,000 hands, CPU
     python benchmarks/bench_batch_solver.py --device cuda --torch-hands 20000
@@ -30,7 +31,7 @@ import torch
 
 from tt_env.batch import solver_triton
 from tt_env.batch.go_out_filter import could_meld_completely
-from tt_env.batch.solver import least_penalty
+from tt_env.batch.solver import least_penalty, melds_completely
 from tt_env.engine import melds
 from tt_env.engine.rules import Rules
 
@@ -76,25 +77,34 @@ def melded_counts(rng: np.random.Generator, num: int, decks: int) -> tuple[np.nd
 
 
 def check_filter(hands: int, seed: int) -> int:
-    """Hands that meld completely (C solver) but ``could_meld_completely`` drops: it must be none."""
+    """Hands that meld completely (C solver) but ``could_meld_completely`` drops: it must be none.
+    The go-out check (``melds_completely``: the filter, then the solver, one C loop) must say
+    exactly which hands meld completely."""
     rng = np.random.default_rng(seed)
     groups = list(itertools.product((1, 2, 3, 4), (False, True), (False, True)))
     per_group = -(-hands // len(groups))
-    bad = zero = dropped = 0
+    bad = zero = dropped = wrong = 0
     for decks, aces_high, nn in groups:
         counts, wilds = melded_counts(rng, per_group, decks)
         counts_t, wilds_t = torch.from_numpy(counts), torch.from_numpy(wilds)
-        melds_completely = least_penalty(counts_t, wilds_t, rules_for(decks, aces_high, nn), backend="c") == 0
+        rules = rules_for(decks, aces_high, nn)
+        zero_penalty = least_penalty(counts_t, wilds_t, rules, backend="c") == 0
         kept = could_meld_completely(counts_t, wilds_t)
-        for i in torch.nonzero(melds_completely & ~kept).flatten()[:5].tolist():
+        for i in torch.nonzero(zero_penalty & ~kept).flatten()[:5].tolist():
             print(f"FILTER DROPPED A HAND THAT MELDS: decks={decks} aces_high={aces_high} meld_needs_natural={nn} "
                   f"hand={hands_of(counts[i:i + 1])[0]} wild={wilds[i]}")
-        bad += int((melds_completely & ~kept).sum())
-        zero += int(melds_completely.sum())
+        check = melds_completely(counts_t.to(torch.uint8), wilds_t, rules, backend="c")
+        for i in torch.nonzero(check != zero_penalty).flatten()[:5].tolist():
+            print(f"GO-OUT CHECK MISMATCH: decks={decks} aces_high={aces_high} meld_needs_natural={nn} "
+                  f"hand={hands_of(counts[i:i + 1])[0]} wild={wilds[i]}: {bool(check[i])}")
+        bad += int((zero_penalty & ~kept).sum())
+        wrong += int((check != zero_penalty).sum())
+        zero += int(zero_penalty.sum())
         dropped += int((~kept).sum())
     print(f"go-out filter: {len(groups) * per_group:,} hands mostly of melds, {zero:,} meld completely, the filter "
-          f"drops {dropped:,}, of them hands that meld: {bad}", flush=True)
-    return bad
+          f"drops {dropped:,}, of them hands that meld: {bad}; go-out check (melds_completely) mismatches: {wrong}",
+          flush=True)
+    return bad + wrong
 
 
 def hands_of(counts: np.ndarray) -> list[list[int]]:
@@ -108,7 +118,7 @@ def rules_for(decks: int, aces_high: bool, needs_natural: bool) -> Rules:
 
 
 def check(args: argparse.Namespace, device: torch.device) -> int:
-    """Mismatches of the C batch and the torch program against the scalar solver."""
+    """Mismatches of the C batch, the go-out check and the torch program against the scalar solver."""
     rng = np.random.default_rng(args.seed)
     groups = list(itertools.product((1, 2, 3, 4), (False, True), (False, True)))
     per_group = -(-args.hands // len(groups))
@@ -120,7 +130,9 @@ def check(args: argparse.Namespace, device: torch.device) -> int:
         want = np.array([melds.least_penalty(h, int(w), aces_high, nn) for h, w in zip(hands_of(counts), wilds)])
         c = least_penalty(torch.from_numpy(counts), torch.from_numpy(wilds), rules, backend="c").numpy()
         limit = min(per_group, args.torch_hands)
-        results, done = [("c batch", c, want)], []
+        zero = melds_completely(torch.from_numpy(counts).to(torch.uint8), torch.from_numpy(wilds), rules,
+                                backend="c").numpy()
+        results, done = [("c batch", c, want), ("go-out check", zero, want == 0)], []
         for backend in args.backends:
             n_torch, size, torch_s = 0, 16, 0.0
             t = np.zeros(0, np.int64)
@@ -171,6 +183,14 @@ def speed(args: argparse.Namespace, device: torch.device) -> None:
     for b in args.batch_sizes:
         rate = median_rate(lambda: least_penalty(tc[:b], tw[:b], rules, backend="c"), b, args.repeats)
         print(f"  C batch, batch {b:6}:        {rate:12,.0f} hands/s ({rate / scalar:.2f}x scalar)")
+    small = tc.to(torch.uint8)   # the engine's counts
+    for b in args.batch_sizes:
+        rate = median_rate(lambda: least_penalty(small[:b], tw[:b], rules, backend="c"), b, args.repeats)
+        print(f"  C batch, uint8, batch {b:6}: {rate:12,.0f} hands/s ({rate / scalar:.2f}x scalar)")
+    for b in args.batch_sizes:   # the go-out check: the filter drops most random hands unsolved
+        rate = median_rate(lambda: melds_completely(small[:b], tw[:b], rules, backend="c"), b, args.repeats)
+        print(f"  go-out check (melds_completely, C), uint8, batch {b:6}: {rate:12,.0f} hands/s "
+              f"({rate / scalar:.2f}x scalar)")
     dc, dw = tc.to(device), tw.to(device)
     for backend in args.backends:
         for b in args.torch_batch_sizes:
