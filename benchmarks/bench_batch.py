@@ -16,9 +16,10 @@ the next actions, all inside the timed loop; the decisions counted are ``tables 
 Finished games start again by themselves (auto-reset), inside the timed loop too.
 
 The runs interleave round-robin within each repetition (the batched engine at each batch size,
-the scalar ``raw_env``, OpenSpiel's C++ gin rummy), so load from other jobs hits all alike; the
-table gives the median and range over repetitions, the memory each table's state takes, and the
-ratio of the batched engine's best median to the scalar ``raw_env``'s.
+the scalar ``raw_env`` at each player count, OpenSpiel's C++ gin rummy), so load from other jobs
+hits all alike; the table gives the median and range over repetitions, the memory each table's
+state takes, and per player count the ratio of the batched engine's best median to the scalar
+``raw_env``'s at that player count.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def make_batch_runner(players: int, tables: int, device: torch.device, seed: int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--batch-sizes", default="256,1024,4096", help="comma-separated tables per batch")
-    parser.add_argument("--players", default="2", help="comma-separated player counts of the batched engine")
+    parser.add_argument("--players", default="2", help="comma-separated player counts (the batched engine, and the scalar raw_env beside it at each)")
     parser.add_argument("--device", default="cpu", help="torch device of the batched engine (cpu, cuda, cuda:1)")
     parser.add_argument("--envs", default="batch,tt_raw,openspiel", help="subset of batch,tt_raw,openspiel")
     parser.add_argument("--repeats", type=int, default=5)
@@ -126,10 +127,13 @@ def main() -> None:
                                                           args.every_row)
                     runners.append(runner)
                     memory[runner.name] = per_table
-    if "tt_raw" in envs:
+    if "tt_raw" in envs:  # the scalar env at each player count, so that each ratio is like for like
         from tt_env.three_thirteen_v0 import raw_env
 
-        runners.append(make_aec_runner("three-thirteen 2p raw_env", lambda: raw_env(num_players=2), args.seed, "ours, scalar"))
+        for players in dict.fromkeys(int(p) for p in args.players.split(",")):
+            runners.append(make_aec_runner(f"three-thirteen {players}p raw_env",
+                                           lambda players=players: raw_env(num_players=players), args.seed,
+                                           "ours, scalar"))
     if "openspiel" in envs:
         try:
             runners.append(make_openspiel_runner(args.seed))
@@ -152,12 +156,12 @@ def main() -> None:
         mem = f"{memory[r.name]:,} B" if r.name in memory else ""
         rows.append([r.name, fmt_rate(m), fmt_rate(lo), fmt_rate(hi), mem, r.note])
     print_table(["env", "median decisions/s", "min", "max", "state/table", "note"], rows)
-    scalar = next((r.name for r in runners if r.name.endswith("raw_env")), None)
     batched = [r.name for r in runners if r.name in memory]
-    if scalar and batched:
-        for players in sorted({n.split()[1] for n in batched}):
+    for players in sorted({n.split()[1] for n in batched}, key=lambda p: int(p[:-1])):
+        scalar = f"three-thirteen {players} raw_env"
+        if scalar in med:
             best = max((n for n in batched if n.split()[1] == players), key=med.get)
-            print(f"best batched {players} / scalar raw_env 2p: {med[best] / med[scalar]:.1f}x "
+            print(f"best batched {players} / scalar raw_env {players}: {med[best] / med[scalar]:.1f}x "
                   f"({best}: {fmt_rate(med[best])} vs {fmt_rate(med[scalar])}, medians)")
     osp = next((r.name for r in runners if r.name.startswith("openspiel")), None)
     if osp and batched:
