@@ -30,8 +30,9 @@ import numpy as np
 import torch
 
 from tt_env.batch import solver_triton
+from tt_env.batch.go_out import melds_completely
 from tt_env.batch.go_out_filter import could_meld_completely
-from tt_env.batch.solver import least_penalty, melds_completely
+from tt_env.batch.solver import least_penalty
 from tt_env.engine import melds
 from tt_env.engine.rules import Rules
 

@@ -10,7 +10,7 @@ plays), with the engine's parts wrapped in timers for the run (wall time, in pro
 engine is not changed otherwise):
 
 - ``observe_and_mask``: the next observation and action mask (every step);
-- ``go-out check``: ``BatchGame._penalty_is_zero``, which picks the discarded hands and asks
+- ``go-out check``: ``BatchGame._penalty_is_zero``, which gathers the movers' hands and asks
   ``melds_completely`` (on a discard step);
 - ``round ends and deals``: ``BatchGame._on_rows``, the rows whose round ended (scoring, the
   next deal) and the rare reshuffle;

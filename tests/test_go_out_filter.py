@@ -1,7 +1,7 @@
 """The go-out check's cheap filter (``tt_env.batch.go_out_filter``): it never drops a hand that
 melds completely (the C solver judges), it drops what it should, and its two layouts (a CPU's
 13-bit masks, other devices' slices) count alike. The go-out check itself
-(``tt_env.batch.solver.melds_completely``: the filter, then the solver) is the least penalty being 0."""
+(``tt_env.batch.go_out.melds_completely``: the filter, then the solver) is the least penalty being 0."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from tt_env.batch import solver
+from tt_env.batch import go_out, solver
 from tt_env.batch.go_out_filter import _wilds_needed_bits, _wilds_needed_slices, could_meld_completely
 from tt_env.batch.solver import least_penalty
 from tt_env.engine import melds
@@ -145,7 +145,7 @@ def test_melds_completely_is_the_least_penalty_being_zero(backend: str) -> None:
         # the scalar solver, one hand at a time, is the oracle
         want = torch.tensor([melds.least_penalty([c for c in range(52) for _ in range(row[c])], w, aces_high, natural) == 0
                              for row, w in zip(counts.tolist(), wild.tolist())])
-        got = solver.melds_completely(counts.to(torch.uint8), wild, rules, backend=backend)
+        got = go_out.melds_completely(counts.to(torch.uint8), wild, rules, backend=backend)
         assert got.dtype == torch.bool and torch.equal(got, want), (decks, aces_high, natural)
         zeros += int(want.sum())
     assert len(groups) * per_group // 4 < zeros < len(groups) * per_group  # many hands meld completely, many do not
@@ -155,13 +155,13 @@ def test_melds_completely_checks_its_input() -> None:
     """Bad input is refused with the allowed values named, before any C loop reads it."""
     counts = torch.zeros(2, 52, dtype=torch.uint8)
     with pytest.raises(ValueError, match="backend='gpu' is not allowed"):
-        solver.melds_completely(counts, 3, Rules(), backend="gpu")
+        go_out.melds_completely(counts, 3, Rules(), backend="gpu")
     with pytest.raises(ValueError, match=r"must be \(B, 52\)"):
-        solver.melds_completely(counts[:, :13], 3, Rules())
+        go_out.melds_completely(counts[:, :13], 3, Rules())
     with pytest.raises(TypeError, match="integer torch tensor"):
-        solver.melds_completely(counts.float(), 3, Rules())
+        go_out.melds_completely(counts.float(), 3, Rules())
     with pytest.raises(ValueError, match="wild_rank=14 is not allowed"):
-        solver.melds_completely(counts, 14, Rules())
+        go_out.melds_completely(counts, 14, Rules())
     module = solver._c_backend()
     if module is not None:
         with pytest.raises(TypeError, match="out must be a bool or uint8 buffer"):
@@ -187,4 +187,4 @@ def test_melds_completely_with_a_c_build_older_than_its_loop(monkeypatch: pytest
     rules = Rules(decks=2)
     want = least_penalty(counts_t, wilds_t, rules) == 0
     assert 50 < int(want.sum()) < 300
-    assert torch.equal(solver.melds_completely(counts_t, wilds_t, rules), want)
+    assert torch.equal(go_out.melds_completely(counts_t, wilds_t, rules), want)

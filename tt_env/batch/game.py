@@ -21,11 +21,12 @@ from ..engine.scoring import REWARD_MODES, penalty_rewards, relative_rewards
 from ..observation import observation_size
 from . import solver_triton
 from .deal import dealt, reshuffle
+from .go_out import melds_completely
 from .go_out_filter import could_meld_completely
-from .observe import observe, observe_and_mask, pile_top, row_items
+from .observe import observe, observe_and_mask, pile_top, row_items, seat_counts
 from .random_keys import seed_words, stream_base, uniform_below
 from .solver import BACKENDS as SOLVER_BACKENDS
-from .solver import least_penalty, melds_completely
+from .solver import least_penalty
 from .state import COUNT_DTYPE, BatchState
 from .timestep import TimeStep, win_rewards
 
@@ -333,13 +334,13 @@ class BatchGame:
         return not self._sparse and not self._gathered and self.rules.max_turns_per_round >= self.num_players
 
     def _penalty_is_zero(self, mask: torch.Tensor, seat: torch.Tensor, discard: torch.Tensor) -> torch.Tensor:
-        """(B,) whether the hand of ``seat`` melds completely, computed where ``mask`` holds
-        (on the every-row path the penalty of every ``discard`` row is also kept for scoring)."""
+        """(B,) whether the hand of ``seat`` melds completely, meaningful where ``mask`` holds (the
+        caller keeps only those rows; on a CPU every row is answered, the filter makes that cheap).
+        On the every-row path the penalty of every ``discard`` row is also kept for scoring."""
         wild = self._round_number(self.state) + 2
         if self._sparse:  # only the hands that could meld completely are solved (melds_completely)
-            at = self._rows * self.num_players + seat
-            hands = self.state.hands.view(-1, 52).index_select(0, at).to(torch.uint8)
-            return mask & melds_completely(hands, wild, self.rules, backend=self.solver)
+            hands = seat_counts(self.state.hands, seat).to(torch.uint8)
+            return melds_completely(hands, wild, self.rules, backend=self.solver)
         hands = self.state.hands[self._rows, seat].to(torch.uint8)
         if self._gathered:  # as on a CPU, but gathered to the front instead of picked out
             return self._solve_gathered(hands, wild, mask & could_meld_completely(hands, wild)) == 0

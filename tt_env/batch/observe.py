@@ -47,9 +47,14 @@ def observe_and_mask(state: BatchState, round_number: torch.Tensor, num_cards: i
 
 def legal_mask(state: BatchState, discard_drawn_discard: bool) -> torch.Tensor:
     """(B, 54) bool: the legal actions of the seat to move (all False once a game is over)."""
-    b, n = state.hands.shape[0], state.hands.shape[1]
-    hand = state.hands.view(-1, 52).index_select(0, torch.arange(0, b * n, n, device=state.hands.device) + state.current)
-    return _legal_mask(state, hand, discard_drawn_discard)
+    return _legal_mask(state, seat_counts(state.hands, state.current), discard_drawn_discard)
+
+
+def seat_counts(counts: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
+    """(B, 52) the counts of ``seat`` ((B,)) at each table of ``counts`` ((B, N, 52)), contiguous:
+    one ``index_select`` of flat rows, the cheapest row gather on a CPU."""
+    b, n = counts.shape[0], counts.shape[1]
+    return counts.view(-1, 52).index_select(0, torch.arange(0, b * n, n, device=counts.device) + seat)
 
 
 def _observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
@@ -61,12 +66,12 @@ def _observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_
     b, n = state.hands.shape[0], state.hands.shape[1]
     seat = state.current if seat is None else seat
     dev, dtype = seat.device, state.hands.dtype
-    base = torch.arange(0, b * n, n, device=dev)
-    hand = state.hands.view(-1, 52).index_select(0, base + seat)  # the mask reads it too
+    hand = seat_counts(state.hands, seat)  # the mask reads it too
     top = pile_top(state)
     top_hot = torch.zeros(b, 52, dtype=dtype, device=dev)
     top_hot.scatter_(1, top.clamp(min=0).unsqueeze(1), (top >= 0).to(dtype).unsqueeze(1))  # none where no top
     # per opponent from the observer's left: what it took and still holds, then what it discarded
+    base = torch.arange(0, b * n, n, device=dev)
     others = (base.unsqueeze(1) + (seat.unsqueeze(1) + torch.arange(1, n, device=dev)) % n).view(-1)
     taken = state.known_taken.view(-1, 52).index_select(0, others).view(b, 52 * (n - 1))
     discarded = state.discards.view(-1, 52).index_select(0, others).view(b, 52 * (n - 1))

@@ -56,7 +56,7 @@ from tt_env.engine import melds as _melds
 from tt_env.engine.rules import Rules
 
 from . import solver_triton
-from .go_out_filter import could_meld_completely  # also its path before it had a module
+from .go_out_filter import could_meld_completely  # noqa: F401  (its path before it had a module)
 
 BACKENDS = ("auto", "torch", "triton", "c")
 MAX_DECKS = 4
@@ -306,7 +306,7 @@ def _c_backend():
     return _meldsolver if hasattr(_meldsolver, "least_penalty_counts") else None
 
 
-def _checked_args(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Rules, backend: str,
+def checked_inputs(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Rules, backend: str,
                   decks: int | None) -> tuple[torch.Tensor, int, object]:
     """The checks every entry point makes (types, shapes, backend): (wild ranks as a (B,) tensor,
     decks, the C module where the C solver takes these hands, else None)."""
@@ -332,34 +332,6 @@ def _checked_args(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Ru
             raise ValueError("backend='c' needs the C meld solver (built, and TT_ENV_SOLVER not 'python'): "
                              "use 'torch' or 'auto'")
     return wild, decks, c_module
-
-
-def melds_completely(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Rules, *,
-                     backend: str = "auto") -> torch.Tensor:
-    """(B,) bool: whether each hand melds completely, exactly ``least_penalty(...) == 0`` (the go-out check).
-
-    Most hands are far from it: :func:`could_meld_completely` drops them and only the others are
-    solved. With the C solver (``"c"``, or ``"auto"`` on a CPU) that is one C loop over the hands
-    (``_meldsolver.melds_completely_counts``); with the tensor programs on a CPU the kept hands are
-    picked out (a host read), elsewhere every hand is solved (no wait on the host). Arguments as
-    :func:`least_penalty`'s.
-    """
-    wild, _, c_module = _checked_args(counts, wild_rank, rules, backend, None)
-    use_c = backend == "c" or (backend == "auto" and c_module is not None)
-    if use_c and hasattr(c_module, "melds_completely_counts"):  # absent from a build older than it
-        out = torch.empty(counts.shape[0], dtype=torch.bool)
-        # CPU tensors (checked above): numpy views, no copy
-        c_module.melds_completely_counts(counts.contiguous().numpy(), wild.contiguous().numpy(),  # host: CPU tensors
-                                         rules.aces_high, rules.meld_needs_natural, out.numpy())  # host: CPU tensors
-        return out
-    could = could_meld_completely(counts, wild)
-    if counts.device.type != "cpu":
-        return could & (least_penalty(counts, wild, rules, backend=backend) == 0)
-    result = torch.zeros_like(could)
-    rows = could.nonzero().squeeze(1)  # host: CPU tensors
-    if rows.numel():
-        result[rows] = least_penalty(counts[rows], wild[rows], rules, backend=backend) == 0
-    return result
 
 
 def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Rules, *,
@@ -389,7 +361,7 @@ def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Ru
     Returns:
         (B,) int64 tensor on the device of ``counts``.
     """
-    wild, decks, c_module = _checked_args(counts, wild_rank, rules, backend, decks)
+    wild, decks, c_module = checked_inputs(counts, wild_rank, rules, backend, decks)
     b = counts.shape[0]
     if check:
         _check_values(counts, wild, decks, max_cards)
