@@ -19,8 +19,8 @@ import torch
 from tt_env.batch import BatchGame
 from tt_env.engine import game as engine
 from tt_env.engine.rules import Rules, hand_size
-from tt_env.observation import encode
 from tt_env.engine.scoring import REWARD_SCALE, win_rewards
+from tt_env.observation import encode
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
@@ -142,6 +142,20 @@ CASES = {
 def test_batch_matches_scalar_engine(name: str) -> None:
     events = play_side_by_side(CASES[name], tables=12, steps=160, seed=7)
     assert events["rounds"] > 0
+
+
+def test_turns_scaled_by_a_divisor_float32_cannot_hold() -> None:
+    """The observation divides its scaled pieces in float32 where every divisor is exact there;
+    a turn limit of 2**24 + 1 is not (float32 rounds it to 2**24), so the turn is divided in
+    float64 and rounded once, as the scalar encoder does (float32 alone differs from turn 1)."""
+    limit = 2**24 + 1
+    play_side_by_side(Rules(rounds=(1, 2), max_turns_per_round=limit), tables=3, steps=12, seed=2)
+    game = BatchGame(Rules(max_turns_per_round=limit), 1)
+    ts = game.reset()
+    for action in (0, 2 + int(game.state.hands[0, 0].argmax())):  # draw, then discard a held card
+        ts = game.step(torch.tensor([action]))
+    turn = ts.observation[0, -1].item()
+    assert turn == np.float32(1 / limit) != np.float32(1) / np.float32(limit)
 
 
 ACCELERATOR_CASES = {  # small hands, few tables, aces low: the tensor meld program is slow on a CPU

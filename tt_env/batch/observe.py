@@ -1,11 +1,13 @@
 """The observation and the action mask of the seat to move, for every table at once.
 
 ``observe`` is :func:`tt_env.observation.encode` for a batch: the same layout (version 1), the
-same float32 values (scaled pieces are divided in float64 and rounded once, as the scalar
-encoder's Python floats are). ``legal_mask`` is :func:`tt_env.engine.game.action_mask`.
+same float32 values (each scaled piece is the float64 quotient rounded once, as the scalar
+encoder's Python floats are; see ``_scales``). ``legal_mask`` is :func:`tt_env.engine.game.action_mask`.
 """
 
 from __future__ import annotations
+
+import functools
 
 import torch
 
@@ -16,7 +18,39 @@ from .state import BatchState
 
 def seat_order(seat: torch.Tensor, num_players: int) -> torch.Tensor:
     """(B, N) seats from ``seat``'s point of view: itself, then the others from its left."""
-    return (seat.unsqueeze(1) + torch.arange(num_players, device=seat.device)) % num_players
+    return _rotations(num_players, seat.device).index_select(0, seat)
+
+
+@functools.cache
+def _rotations(num_players: int, device: torch.device) -> torch.Tensor:
+    """(N, N) row ``s``: the seats from ``s``'s point of view. Looked up by seat: an int64
+    remainder per element costs a CPU several times more than one row gather."""
+    n = num_players
+    return ((torch.arange(n).unsqueeze(1) + torch.arange(n)) % n).to(device)
+
+
+@functools.cache
+def _relative_seats(num_players: int, device: torch.device) -> torch.Tensor:
+    """(N + 1) * N table: at ``(who + 1) * N + seat``, ``who``'s place from ``seat``'s point of
+    view, ``(who - seat) % N`` (the row of ``who == -1``, nobody, is never read as a place)."""
+    n = num_players
+    who, seat = torch.arange(-1, n).unsqueeze(1), torch.arange(n)
+    return ((who - seat) % n).reshape(-1).to(device)
+
+
+@functools.cache
+def _scales(num_players: int, num_cards: int, max_turns: int, device: torch.device) -> tuple[torch.Tensor, torch.dtype]:
+    """The divisors of the scaled pieces (hand sizes, stock size, scores, turn) and the dtype to
+    divide in. float32 when every divisor is an integer that float32 holds exactly (and so, far
+    below 2**24, are the sizes, turns and scores they divide): a float32 quotient of two exact
+    float32 numbers is the correctly rounded quotient, and so is the float64 quotient rounded to
+    float32 (float64 holds more than twice float32's digits), which is what the scalar encoder's
+    Python floats give. float64 otherwise."""
+    n = num_players
+    values = [HAND_SCALE] * n + [float(num_cards)] + [SCORE_SCALE] * n + [float(max_turns)]
+    exact = all(v == int(v) and 1 <= v <= 2**24 for v in values)
+    dtype = torch.float32 if exact else torch.float64
+    return torch.tensor(values, dtype=dtype, device=device), dtype
 
 
 def row_items(table: torch.Tensor, column: torch.Tensor) -> torch.Tensor:
@@ -71,25 +105,25 @@ def _observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_
     top_hot = torch.zeros(b, 52, dtype=dtype, device=dev)
     top_hot.scatter_(1, top.clamp(min=0).unsqueeze(1), (top >= 0).to(dtype).unsqueeze(1))  # none where no top
     # per opponent from the observer's left: what it took and still holds, then what it discarded
-    base = torch.arange(0, b * n, n, device=dev)
-    others = (base.unsqueeze(1) + (seat.unsqueeze(1) + torch.arange(1, n, device=dev)) % n).view(-1)
+    order = seat_order(seat, n)
+    others = (torch.arange(0, b * n, n, device=dev).unsqueeze(1) + order[:, 1:]).view(-1)
     taken = state.known_taken.view(-1, 52).index_select(0, others).view(b, 52 * (n - 1))
     discarded = state.discards.view(-1, 52).index_select(0, others).view(b, 52 * (n - 1))
     # one-hots: wild rank (13), round (11), phase (2), who went out (N, from the observer)
     hot = torch.zeros(b, 26 + n, dtype=dtype, device=dev)
-    where = torch.stack([round_number + 1, 13 + round_number - 1, 24 + state.phase,
-                         26 + (state.went_out - seat) % n], dim=1)
+    went_out = _relative_seats(n, dev).index_select(0, (state.went_out + 1) * n + seat)
+    where = torch.stack([round_number + 1, round_number + 12, state.phase + 24, went_out + 26], dim=1)
     ones = torch.ones(b, 4, dtype=dtype, device=dev)
     ones[:, 3] = (state.went_out >= 0).to(dtype)
     hot.scatter_(1, where, ones)
     # every hand holds the round's size, the seat to move one more while it discards (not once the
     # game is over: the last discard is made); from_game_states refuses states that break this
-    order = seat_order(seat, n)
     holding = (state.phase == 1) & ~state.game_over
     sizes = (round_number + 2).unsqueeze(1) + ((order == state.current.unsqueeze(1)) & holding.unsqueeze(1)).long()
-    scores = state.scores.gather(1, order)
-    scalars = torch.cat([sizes.double() / HAND_SCALE, (state.stock_len.double() / num_cards).unsqueeze(1),
-                         scores.double() / SCORE_SCALE, (state.turn.double() / max_turns).unsqueeze(1)], dim=1)
+    divisors, quotient_dtype = _scales(n, num_cards, max_turns, dev)
+    numerators = torch.cat([sizes, state.stock_len.unsqueeze(1), state.scores.gather(1, order),
+                            state.turn.unsqueeze(1)], dim=1)
+    scalars = numerators.to(quotient_dtype) / divisors
     out = torch.cat([hand, top_hot, state.pile_counts - top_hot, taken, discarded, hot, scalars.to(dtype)], dim=1)
     return out, hand
 
@@ -103,9 +137,10 @@ def _legal_mask(state: BatchState, hand: torch.Tensor, discard_drawn_discard: bo
     draw = (state.phase == 0) & live
     mask = torch.empty(b, NUM_ACTIONS, dtype=torch.bool, device=hand.device)
     held = mask[:, 2:]
-    # the cards held, while discarding: one comparison with a per-row bar (never passed while drawing)
-    bar = torch.where((state.phase == 1) & live, 0.0, float("inf")).to(hand.dtype)
-    torch.gt(hand, bar.unsqueeze(1), out=held)
+    # the cards held, while discarding: the counts (never negative) zeroed on the other rows, then
+    # converted to bool, nonzero is True (on a CPU several times cheaper than a comparison
+    # that writes bools)
+    held.copy_(hand * ((state.phase == 1) & live).to(hand.dtype).unsqueeze(1))
     if not discard_drawn_discard:
         # the card just taken may not go back unless it is all the hand holds (no other card held)
         taken = state.taken.clamp(min=0)
