@@ -7,6 +7,7 @@ Run from the repository root::
     python benchmarks/bench_batch.py --envs batch                      # the batched engine only
     python benchmarks/bench_batch.py --device cuda --solving gathered,kept --envs batch   # GPU solving A/B
     python benchmarks/bench_batch.py --every-row --solving gathered,kept --envs batch    # the GPU's path, on a CPU
+    python benchmarks/bench_batch.py --device cuda --prefix-programs 2048,8192,32768 --envs batch  # kernel tuning
 
 One "decision" is what it is in ``benchmarks/bench_env.py``: one legal action chosen uniformly
 at random after reading that decision's observation and legal actions. For the batched engine a
@@ -47,9 +48,11 @@ def _sync(device: torch.device) -> None:
 
 
 def make_batch_runner(players: int, tables: int, device: torch.device, seed: int,
-                      solver: str = "auto", solving: str = "auto", every_row: bool = False) -> tuple[Runner, int]:
+                      solver: str = "auto", solving: str = "auto", every_row: bool = False,
+                      prefix_programs: int | None = None) -> tuple[Runner, int]:
     """A runner of ``tables`` batched tables, and the bytes of state per table (``every_row``: the
-    accelerator's path even on a CPU)."""
+    accelerator's path even on a CPU; ``prefix_programs``: the fused kernels' programs per launch
+    with a count, ``solver_triton.PREFIX_PROGRAMS``, set while this runner plays)."""
     rules = Rules(num_players=players)
     game = BatchGame(rules, tables, device=device, seed=seed, check_actions=False, solver=solver, solving=solving)
     if every_row:
@@ -58,6 +61,10 @@ def make_batch_runner(players: int, tables: int, device: torch.device, seed: int
     box = {"ts": game.reset(), "games": 0}
 
     def run(seconds: float) -> tuple[int, float]:
+        if prefix_programs is not None:
+            from tt_env.batch import solver_triton
+
+            solver_triton.PREFIX_PROGRAMS = prefix_programs
         ts = box["ts"]
         steps = 0
         games = torch.zeros((), dtype=torch.int64, device=device)
@@ -79,6 +86,7 @@ def make_batch_runner(players: int, tables: int, device: torch.device, seed: int
 
     per_table = game.state.memory_bytes() // tables
     mode = ("" if not every_row or device.type != "cpu" else ", every-row") + ("" if solving == "auto" else f", {solving}")
+    mode += "" if prefix_programs is None else f", {prefix_programs} programs"
     return Runner(f"batch {players}p x{tables} ({device.type}{mode})", run, lambda: box["games"], "ours, batched"), per_table
 
 
@@ -101,6 +109,9 @@ def main() -> None:
     parser.add_argument("--solving", default="auto",
                         help=f"comma-separated BatchGame solving= modes to run side by side ({', '.join(SOLVING_MODES)}; "
                              "they differ on the every-row path, any device but a CPU)")
+    parser.add_argument("--prefix-programs", default="",
+                        help="comma-separated values of the fused kernels' programs per launch with a count "
+                             "(tt_env.batch.solver_triton.PREFIX_PROGRAMS), each run side by side (needs Triton)")
     args = parser.parse_args()
     envs = {e.strip() for e in args.envs.split(",") if e.strip()}
     unknown = envs - {"batch", "tt_raw", "openspiel"}
@@ -109,6 +120,17 @@ def main() -> None:
     solving = [m.strip() for m in args.solving.split(",") if m.strip()]
     if not solving or set(solving) - set(SOLVING_MODES):
         raise SystemExit(f"--solving {args.solving!r}: choose from {', '.join(SOLVING_MODES)} (comma-separated)")
+    try:
+        programs: list[int | None] = [int(p) for p in args.prefix_programs.split(",") if p.strip()] or [None]
+    except ValueError:
+        raise SystemExit(f"--prefix-programs {args.prefix_programs!r}: use comma-separated positive ints") from None
+    if any(p is not None and p < 1 for p in programs):
+        raise SystemExit(f"--prefix-programs {args.prefix_programs!r}: every value must be at least 1")
+    if programs != [None]:
+        try:
+            from tt_env.batch import solver_triton  # noqa: F401
+        except ImportError as exc:
+            raise SystemExit(f"--prefix-programs needs Triton (pip install -e '.[gpu]'): {exc}") from None
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -123,10 +145,11 @@ def main() -> None:
         for players in (int(p) for p in args.players.split(",")):
             for tables in (int(b) for b in args.batch_sizes.split(",")):
                 for mode in solving:
-                    runner, per_table = make_batch_runner(players, tables, device, args.seed, args.solver, mode,
-                                                          args.every_row)
-                    runners.append(runner)
-                    memory[runner.name] = per_table
+                    for count in programs:
+                        runner, per_table = make_batch_runner(players, tables, device, args.seed, args.solver, mode,
+                                                              args.every_row, count)
+                        runners.append(runner)
+                        memory[runner.name] = per_table
     if "tt_raw" in envs:  # the scalar env at each player count, so that each ratio is like for like
         from tt_env.three_thirteen_v0 import raw_env
 

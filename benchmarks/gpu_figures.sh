@@ -3,7 +3,9 @@
 # with no network (docs/batched-engine.md, ../shared/GPU.md). Wheels of the pure-Python packages
 # the machine lacks are in .whl/ (downloaded on the development machine). Figures go to $OUT.
 # PARTS picks sections (default all): engine (smoke check, CUDA tests, host syncs, decisions/s),
-# solver, trainers (every trainer on cuda), training (the batched trainer's steps/s).
+# solver, trainers (every trainer on cuda), training (the batched trainer's steps/s); and, only
+# when asked for (PARTS=tuning, about 2 minutes), the fused kernels' programs per launch with a
+# count (solver_triton.PREFIX_PROGRAMS) side by side, gathered solving, 2 players.
 set -u
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"; SMOKE=/tmp/triton_smoke.txt
 PARTS=${PARTS:-engine,solver,trainers,training}
@@ -89,5 +91,11 @@ if want training; then
 # 5. the batched trainer
 timeout 75 python3 benchmarks/bench_training.py --contenders batch_ppo --device cuda --tables 4096 \
     --steps 200000 --repeats 1 2>&1 | tail -8 | tee "$OUT/bench_training.txt"
+fi
+if want tuning; then
+# 6. (opt-in) programs per launch of the fused kernels when they solve a gathered prefix
+timeout 150 python3 benchmarks/bench_batch.py --device cuda --solver triton --solving gathered \
+    --prefix-programs 1024,4096,8192,32768 --batch-sizes 65536,262144 --players 2 --envs batch \
+    --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -12 | tee "$OUT/bench_prefix_programs.txt"
 fi
 echo done | tee "$OUT/done.txt"
