@@ -1,5 +1,6 @@
-"""Builds the optional C accelerator of the meld solver (without a compiler, pure Python is used),
-and ships the training configs as package data (everything else is in pyproject.toml)."""
+"""Builds the optional C accelerators (the meld solver, the batched engine's CPU observation;
+without a compiler, Python and torch code is used), and ships the training configs as package
+data (everything else is in pyproject.toml)."""
 
 from pathlib import Path
 
@@ -11,19 +12,19 @@ CONFIGS = Path(__file__).resolve().parent / "configs"
 
 
 class OptionalBuildExt(build_ext):
-    """Build the extension if possible; fall back to the pure-Python solver otherwise."""
+    """Build the extensions if possible; fall back to their Python and torch twins otherwise."""
 
     def run(self) -> None:
         try:
             super().run()
         except Exception as exc:  # noqa: BLE001 - any build failure means "use the fallback"
-            print(f"warning: C meld solver not built ({exc}); using the pure-Python solver")
+            print(f"warning: C extensions not built ({exc}); using the pure-Python solver and torch code")
 
     def build_extension(self, ext: Extension) -> None:
         try:
             super().build_extension(ext)
         except Exception as exc:  # noqa: BLE001
-            print(f"warning: C meld solver not built ({exc}); using the pure-Python solver")
+            print(f"warning: {ext.name} not built ({exc}); using its Python or torch twin")
 
 
 class BuildPyWithConfigs(build_py):
@@ -51,6 +52,9 @@ setup(
                                                                        "meld_search", "meld_draws")],
                            depends=["tt_env/engine/meldsolver.h", "tt_env/engine/meldsolver_py.h"],
                            # no fused multiply-adds: draw_gain adds up floats exactly as Python does
+                           extra_compile_args=["-O2", "-ffp-contract=off"], optional=True),
+                 # the batched engine's observation and mask on a CPU (tt_env/batch/observe.py)
+                 Extension("tt_env.batch._observe", ["tt_env/batch/_observe.c"],
                            extra_compile_args=["-O2", "-ffp-contract=off"], optional=True)],
     cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithConfigs},
 )

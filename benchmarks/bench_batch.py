@@ -56,7 +56,8 @@ def make_batch_runner(players: int, tables: int, device: torch.device, seed: int
     rules = Rules(num_players=players)
     game = BatchGame(rules, tables, device=device, seed=seed, check_actions=False, solver=solver, solving=solving)
     if every_row:
-        game._sparse = False  # what a GPU runs: every row through the rare parts, with selects
+        game._sparse = False  # what a GPU runs: every row through the rare parts, with selects,
+        game._observe_backend = "torch"  # and the observation's tensor code
     agent = BatchRandom(rules, seed=seed, device=device)
     box = {"ts": game.reset(), "games": 0}
 
@@ -105,7 +106,8 @@ def main() -> None:
                         help="meld solver backend of the batched engine (BatchGame's solver=)")
     parser.add_argument("--every-row", action="store_true",
                         help="on a CPU, run the accelerator's every-row path instead of the CPU's (to study the GPU "
-                             "path's work without a GPU; with --solver auto the meld solver stays C)")
+                             "path's work without a GPU, the observation's tensor code included; with --solver auto "
+                             "the meld solver stays C)")
     parser.add_argument("--solving", default="auto",
                         help=f"comma-separated BatchGame solving= modes to run side by side ({', '.join(SOLVING_MODES)}; "
                              "they differ on the every-row path, any device but a CPU)")

@@ -11,7 +11,8 @@ launches (docs/batched-engine.md). This counts them without a GPU, with torch's 
 (views, which launch nothing, left out):
 
 - one draw step and one discard step of ``BatchGame`` on the every-row path a GPU takes, in
-  each ``solving`` mode, with the C solver standing in for the meld program;
+  each ``solving`` mode, with the C solver standing in for the meld program (the observation
+  by the tensor code, as on a GPU, not the CPU's C loop);
 - one call of the fused meld program (``least_penalty(..., backend="triton")``): its tensor
   operations and its Triton kernel launches, the kernels replaced by stubs that only count
   (the values are not computed, so nothing here needs Triton);
@@ -61,6 +62,7 @@ def engine_ops(players: int, tables: int, solving: str) -> tuple[int, int]:
     rules = Rules(num_players=players)
     game = BatchGame(rules, tables, check_actions=False, solver="auto", solving=solving)
     game._sparse = False  # the path a GPU takes
+    game._observe_backend = "torch"  # and its observation
     agent = BatchRandom(rules)
     ts = game.reset()
     for _ in range(10):

@@ -63,13 +63,14 @@ def play_side_by_side(rules: Rules, tables: int, steps: int, seed: int, reward_m
     """Random legal play on a batch, checked against the scalar engine; returns event counts.
 
     ``accelerator_path`` runs, on a CPU, the code a GPU runs: every row through the rare parts
-    of a step with a select, and (unless ``solver`` says otherwise) the tensor program for the
-    melds instead of C; ``solving`` picks which hands that path solves."""
+    of a step with a select, the observation's tensor code, and (unless ``solver`` says
+    otherwise) the tensor program for the melds instead of C; ``solving`` picks which hands that path solves."""
     if solver is None:
         solver = "torch" if accelerator_path else "auto"
     g = BatchGame(rules, tables, device=device, seed=seed, reward_mode=reward_mode, solver=solver, solving=solving)
     if accelerator_path:
         g._sparse = False
+        g._observe_backend = "torch"
     ts = g.reset()
     rng = np.random.default_rng(seed)
     events: Counter = Counter()

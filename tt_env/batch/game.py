@@ -98,6 +98,9 @@ class BatchGame:
         self._sparse = self.device.type == "cpu"
         """Whether the rare parts of a step run on the rows that need them (CPU) or on every row
         with a select (other devices; tests set it False to run the accelerator's path on a CPU)."""
+        self._observe_backend = "auto"
+        """The observation's backend (``observe.OBSERVE_BACKENDS``): on a CPU ``"auto"`` is the C
+        loop; tests and benchmarks set ``"torch"`` with ``_sparse`` to run a GPU's code on a CPU."""
         self._rows = torch.arange(num_tables, device=self.device)
         self._hand_penalty = torch.zeros(num_tables, self.num_players, dtype=torch.int64, device=self.device)
         """Accelerator path: each seat's least penalty after its last discard (see _cached_scoring)."""
@@ -318,8 +321,9 @@ class BatchGame:
                 return None
             part = s.rows(rows)
             return rows, observe(part, self._round_number(part), self.shoe_size, self.rules.max_turns_per_round,
-                                 None if seat is None else seat[rows])
-        return observe(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round, seat)
+                                 None if seat is None else seat[rows], backend=self._observe_backend)
+        return observe(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round, seat,
+                       backend=self._observe_backend)
 
     @property
     def _cached_scoring(self) -> bool:
@@ -439,7 +443,7 @@ class BatchGame:
                   ended_round: torch.Tensor | None = None) -> TimeStep:
         s = self.state
         obs, self._mask = observe_and_mask(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round,
-                                           self.rules.discard_drawn_discard)
+                                           self.rules.discard_drawn_discard, backend=self._observe_backend)
         if final is None:
             final = obs
         elif isinstance(final, tuple):

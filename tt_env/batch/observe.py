@@ -3,6 +3,11 @@
 ``observe`` is :func:`tt_env.observation.encode` for a batch: the same layout (version 1), the
 same float32 values (each scaled piece is the float64 quotient rounded once, as the scalar
 encoder's Python floats are; see ``_scales``). ``legal_mask`` is :func:`tt_env.engine.game.action_mask`.
+
+Two backends give the same numbers: the tensor code below (``"torch"``: any device, the
+reference) and, on a CPU, one C loop that writes each table's row once (``"c"``,
+``tt_env/batch/_observe.c``; several times faster there than a dozen tensor pieces joined).
+``"auto"`` takes C for CPU tensors when the extension is built, else the tensor code.
 """
 
 from __future__ import annotations
@@ -12,8 +17,16 @@ import functools
 import torch
 
 from ..observation import HAND_SCALE, SCORE_SCALE
-from ..observation.sizes import NUM_ACTIONS
-from .state import BatchState
+from ..observation.sizes import NUM_ACTIONS, OBS_FIXED, OBS_PER_PLAYER
+from .state import COUNT_DTYPE, BatchState
+
+try:
+    from . import _observe as _observe_c
+except ImportError:  # built without a compiler: the tensor code on every device
+    _observe_c = None
+
+OBSERVE_BACKENDS = ("auto", "c", "torch")
+"""The ``backend=`` values of :func:`observe` and :func:`observe_and_mask`."""
 
 
 def seat_order(seat: torch.Tensor, num_players: int) -> torch.Tensor:
@@ -67,16 +80,53 @@ def pile_top(state: BatchState) -> torch.Tensor:
 
 
 def observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
-            seat: torch.Tensor | None = None) -> torch.Tensor:
+            seat: torch.Tensor | None = None, *, backend: str = "auto") -> torch.Tensor:
     """(B, 107N+80) float32 observation of ``seat`` (default: the seat to move) at each table."""
+    if _use_c(state, backend):
+        return _observe_in_c(state, round_number, num_cards, max_turns, seat, None)[0]
     return _observe(state, round_number, num_cards, max_turns, seat)[0]
 
 
 def observe_and_mask(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
-                     discard_drawn_discard: bool) -> tuple[torch.Tensor, torch.Tensor]:
+                     discard_drawn_discard: bool, *, backend: str = "auto") -> tuple[torch.Tensor, torch.Tensor]:
     """The seat to move's observation and (B, 54) bool legal actions (they share the hand)."""
+    if _use_c(state, backend):
+        obs, mask = _observe_in_c(state, round_number, num_cards, max_turns, None, discard_drawn_discard)
+        return obs, mask
     obs, hand = _observe(state, round_number, num_cards, max_turns, None)
     return obs, _legal_mask(state, hand, discard_drawn_discard)
+
+
+def _use_c(state: BatchState, backend: str) -> bool:
+    """Whether ``backend`` means the C loop for this state (see the module's docstring)."""
+    if backend not in OBSERVE_BACKENDS:
+        raise ValueError(f"backend={backend!r} is not allowed: use one of {', '.join(OBSERVE_BACKENDS)}")
+    usable = _observe_c is not None and state.hands.device.type == "cpu" and state.hands.dtype == COUNT_DTYPE
+    if backend == "c" and not usable:
+        raise ValueError("backend='c' needs the built C extension (tt_env.batch._observe) and a state of CPU "
+                         f"tensors; this state is on {state.hands.device.type}: use 'torch' or 'auto'")
+    return usable and backend != "torch"
+
+
+def _observe_in_c(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
+                  seat: torch.Tensor | None, discard_drawn_discard: bool | None
+                  ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The C loop's observation of ``seat`` and, unless ``discard_drawn_discard`` is None, the mask."""
+    b, n = state.hands.shape[0], state.hands.shape[1]
+    obs = torch.empty(b, OBS_PER_PLAYER * n + OBS_FIXED, dtype=COUNT_DTYPE)
+    mask = None if discard_drawn_discard is None else torch.empty(b, NUM_ACTIONS, dtype=torch.bool)
+
+    def buffer(t: torch.Tensor, dtype: torch.dtype = torch.int64):  # numpy view of a CPU tensor, no copy
+        return t.to(dtype).contiguous().numpy()  # host: CPU tensors (checked by _use_c)
+
+    s, f32 = state, COUNT_DTYPE
+    _observe_c.observe_and_mask(
+        n, buffer(s.hands, f32), buffer(s.pile_counts, f32), buffer(s.known_taken, f32), buffer(s.discards, f32),
+        buffer(s.pile), buffer(s.pile_len), buffer(s.current if seat is None else seat), buffer(s.current),
+        buffer(s.phase), buffer(s.went_out), buffer(round_number), buffer(s.stock_len), buffer(s.scores),
+        buffer(s.turn), buffer(s.game_over, torch.bool), buffer(s.taken), float(num_cards), float(max_turns),
+        HAND_SCALE, SCORE_SCALE, bool(discard_drawn_discard), obs.numpy(), None if mask is None else mask.numpy())
+    return obs, mask
 
 
 def legal_mask(state: BatchState, discard_drawn_discard: bool) -> torch.Tensor:

@@ -1,0 +1,126 @@
+"""The batched observation's two backends: the C loop (a CPU's) and the tensor code (every device's).
+
+``tests/test_batch_engine.py`` checks the engine's observations and masks against the scalar
+engine at every step, through whichever backend ``"auto"`` picks (C on a CPU when built). Here the
+two backends are checked against each other on the states of random play, for every seat's view,
+and the tensor code alone against the scalar engine (as a GPU runs it); then the C loop's input
+errors.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+import torch
+
+from tt_env.batch import BatchGame
+from tt_env.batch import observe as observe_module
+from tt_env.batch.agents import BatchRandom
+from tt_env.batch.observe import observe, observe_and_mask
+from tt_env.engine.rules import Rules
+
+from test_batch_engine import play_side_by_side
+
+needs_c = pytest.mark.skipif(observe_module._observe_c is None, reason="the C extension is not built")
+
+RULES = {
+    "2p": Rules(rounds=(1, 7, 11), max_turns_per_round=30),
+    "3p aces high natural": Rules(num_players=3, aces="high_or_low", meld_needs_natural=True, rounds=(1, 11),
+                                  max_turns_per_round=24),
+    "4p ddd short": Rules(num_players=4, discard_drawn_discard=True, rounds=(2, 9), max_turns_per_round=9),
+    "5p 2 decks": Rules(num_players=5, rounds=(1, 3), max_turns_per_round=30),
+    "8p": Rules(num_players=8, rounds=(1, 11), max_turns_per_round=40),
+    "2p huge turn limit": Rules(rounds=(1, 2), max_turns_per_round=2**24 + 1),  # divided in float64
+}
+
+
+def views(game: BatchGame, backend: str) -> list[torch.Tensor]:
+    """The mover's observation and mask, then every seat's observation, by ``backend``."""
+    s, args = game.state, (game.round_number, game.shoe_size, game.rules.max_turns_per_round)
+    obs, mask = observe_and_mask(s, *args, game.rules.discard_drawn_discard, backend=backend)
+    seats = [observe(s, *args, torch.full_like(s.current, k), backend=backend) for k in range(game.num_players)]
+    return [obs, mask, *seats]
+
+
+@needs_c
+@pytest.mark.parametrize("name", list(RULES))
+@pytest.mark.parametrize("autoreset", [True, False])
+def test_the_c_loop_writes_what_the_tensor_code_computes(name: str, autoreset: bool) -> None:
+    rules = RULES[name]
+    game = BatchGame(rules, 24, seed=3, autoreset=autoreset)
+    agent = BatchRandom(rules, seed=5)
+    ts = game.reset()
+    finished = 0
+    for step in range(400):
+        if step % 7 == 0 or bool(ts.round_over.any()):
+            for c_view, torch_view in zip(views(game, "c"), views(game, "torch")):
+                assert c_view.dtype == torch_view.dtype and torch.equal(c_view, torch_view)
+        ts = game.step(agent.act(ts.observation, ts.action_mask))
+        finished += int(ts.game_over.sum())
+    assert finished > 0  # finished games were compared too (short games)
+
+
+@pytest.mark.parametrize("name", ["2p", "3p aces high natural", "4p ddd short"])
+def test_the_tensor_code_matches_the_scalar_engine(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a GPU runs, on a CPU: the engine with the C loop taken away."""
+    monkeypatch.setattr(observe_module, "_observe_c", None)
+    events = play_side_by_side(RULES[name], tables=6, steps=120, seed=11)
+    assert events["rounds"] > 0
+
+
+def test_backends_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    game = BatchGame(Rules(), 2)
+    game.reset()
+    args = (game.state, game.round_number, game.shoe_size, 200)
+    with pytest.raises(ValueError, match="backend='fast' is not allowed: use one of auto, c, torch"):
+        observe(*args, backend="fast")
+    monkeypatch.setattr(observe_module, "_observe_c", None)
+    with pytest.raises(ValueError, match="backend='c' needs the built C extension"):
+        observe(*args, backend="c")
+    assert observe(*args).shape == (2, 294)  # "auto" falls back to the tensor code
+
+
+@needs_c
+def test_the_c_loop_names_bad_input() -> None:
+    game = BatchGame(Rules(num_players=3), 4)
+    game.reset()
+    s = game.state
+    ok = dict(hands=s.hands, pile_counts=s.pile_counts, known_taken=s.known_taken, discards=s.discards,
+              pile=s.pile, pile_len=s.pile_len, seat=s.current, current=s.current, phase=s.phase,
+              went_out=s.went_out, round_number=game.round_number, stock_len=s.stock_len, scores=s.scores,
+              turn=s.turn, game_over=s.game_over, taken=s.taken)
+
+    def call(n: int = 3, obs_width: int = 401, **changes: torch.Tensor) -> None:
+        buffers = [t.contiguous().numpy() for t in (ok | changes).values()]
+        obs = np.zeros((4, obs_width), dtype=np.float32)
+        observe_module._observe_c.observe_and_mask(n, *buffers, 156.0, 200.0, 14.0, 100.0, False, obs,
+                                                   np.zeros((4, 54), dtype=bool))
+
+    call()  # the state as it is passes
+    with pytest.raises(TypeError, match="hands must be a contiguous float32 buffer, not format 'd'"):
+        call(hands=s.hands.double())
+    with pytest.raises(TypeError, match="phase must be a contiguous int64 buffer"):
+        call(phase=s.phase.int())
+    with pytest.raises(ValueError, match="obs has 1600 entries, expected 1604 for 4 tables of 3 players"):
+        call(obs_width=400)
+    with pytest.raises(ValueError, match="num_players=9 is not allowed: use 2..8"):
+        call(n=9)
+    for field, value in [("seat", 3), ("current", -1), ("phase", 2), ("went_out", 3), ("round_number", 12),
+                         ("pile_len", 157), ("taken", 52)]:
+        bad = ok[field].clone()
+        bad[2] = value
+        with pytest.raises(ValueError, match=f"table 2: its {field} is outside what a game state holds"):
+            call(**{field: bad})
+    bad_pile = s.pile.clone()
+    bad_pile[1, int(s.pile_len[1]) - 1] = 52
+    with pytest.raises(ValueError, match="table 1: its pile is outside"):
+        call(pile=bad_pile)
+
+
+def test_the_c_loop_is_built_wherever_the_c_solver_is() -> None:
+    """Both extensions come from the same build (setup.py): one without the other means the build
+    lost it, and the tests above would be skipped without a word."""
+    solver_built = importlib.util.find_spec("tt_env.engine._meldsolver") is not None
+    assert (observe_module._observe_c is not None) == solver_built
