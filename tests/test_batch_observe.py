@@ -23,7 +23,7 @@ from tt_env.engine.rules import Rules
 
 from test_batch_engine import play_side_by_side
 
-needs_c = pytest.mark.skipif(observe_module._observe_c is None, reason="the C extension is not built")
+needs_c = pytest.mark.skipif(observe_module._c_observe_and_mask is None, reason="the C extension is not built")
 
 RULES = {
     "2p": Rules(rounds=(1, 7, 11), max_turns_per_round=30),
@@ -65,7 +65,7 @@ def test_the_c_loop_writes_what_the_tensor_code_computes(name: str, autoreset: b
 @pytest.mark.parametrize("name", ["2p", "3p aces high natural", "4p ddd short"])
 def test_the_tensor_code_matches_the_scalar_engine(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """What a GPU runs, on a CPU: the engine with the C loop taken away."""
-    monkeypatch.setattr(observe_module, "_observe_c", None)
+    monkeypatch.setattr(observe_module, "_c_observe_and_mask", None)
     events = play_side_by_side(RULES[name], tables=6, steps=120, seed=11)
     assert events["rounds"] > 0
 
@@ -76,7 +76,7 @@ def test_backends_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     args = (game.state, game.round_number, game.shoe_size, 200)
     with pytest.raises(ValueError, match="backend='fast' is not allowed: use one of auto, c, torch"):
         observe(*args, backend="fast")
-    monkeypatch.setattr(observe_module, "_observe_c", None)
+    monkeypatch.setattr(observe_module, "_c_observe_and_mask", None)
     with pytest.raises(ValueError, match="backend='c' needs the built C extension"):
         observe(*args, backend="c")
     assert observe(*args).shape == (2, 294)  # "auto" falls back to the tensor code
@@ -95,8 +95,8 @@ def test_the_c_loop_names_bad_input() -> None:
     def call(n: int = 3, obs_width: int = 401, **changes: torch.Tensor) -> None:
         buffers = [t.contiguous().numpy() for t in (ok | changes).values()]
         obs = np.zeros((4, obs_width), dtype=np.float32)
-        observe_module._observe_c.observe_and_mask(n, *buffers, 156.0, 200.0, 14.0, 100.0, False, obs,
-                                                   np.zeros((4, 54), dtype=bool))
+        observe_module._c_observe_and_mask(n, *buffers, 156.0, 200.0, 14.0, 100.0, False, obs,
+                                           np.zeros((4, 54), dtype=bool))
 
     call()  # the state as it is passes
     with pytest.raises(TypeError, match="hands must be a contiguous float32 buffer, not format 'd'"):
@@ -123,4 +123,4 @@ def test_the_c_loop_is_built_wherever_the_c_solver_is() -> None:
     """Both extensions come from the same build (setup.py): one without the other means the build
     lost it, and the tests above would be skipped without a word."""
     solver_built = importlib.util.find_spec("tt_env.engine._meldsolver") is not None
-    assert (observe_module._observe_c is not None) == solver_built
+    assert (observe_module._c_observe_and_mask is not None) == solver_built

@@ -21,9 +21,9 @@ from ..observation.sizes import NUM_ACTIONS, OBS_FIXED, OBS_PER_PLAYER
 from .state import COUNT_DTYPE, BatchState
 
 try:
-    from . import _observe as _observe_c
+    from ._observe import observe_and_mask as _c_observe_and_mask
 except ImportError:  # built without a compiler: the tensor code on every device
-    _observe_c = None
+    _c_observe_and_mask = None
 
 OBSERVE_BACKENDS = ("auto", "c", "torch")
 """The ``backend=`` values of :func:`observe` and :func:`observe_and_mask`."""
@@ -101,7 +101,7 @@ def _use_c(state: BatchState, backend: str) -> bool:
     """Whether ``backend`` means the C loop for this state (see the module's docstring)."""
     if backend not in OBSERVE_BACKENDS:
         raise ValueError(f"backend={backend!r} is not allowed: use one of {', '.join(OBSERVE_BACKENDS)}")
-    usable = _observe_c is not None and state.hands.device.type == "cpu" and state.hands.dtype == COUNT_DTYPE
+    usable = _c_observe_and_mask is not None and state.hands.device.type == "cpu" and state.hands.dtype == COUNT_DTYPE
     if backend == "c" and not usable:
         raise ValueError("backend='c' needs the built C extension (tt_env.batch._observe) and a state of CPU "
                          f"tensors; this state is on {state.hands.device.type}: use 'torch' or 'auto'")
@@ -120,7 +120,7 @@ def _observe_in_c(state: BatchState, round_number: torch.Tensor, num_cards: int,
         return t.to(dtype).contiguous().numpy()  # host: CPU tensors (checked by _use_c)
 
     s, f32 = state, COUNT_DTYPE
-    _observe_c.observe_and_mask(
+    _c_observe_and_mask(
         n, buffer(s.hands, f32), buffer(s.pile_counts, f32), buffer(s.known_taken, f32), buffer(s.discards, f32),
         buffer(s.pile), buffer(s.pile_len), buffer(s.current if seat is None else seat), buffer(s.current),
         buffer(s.phase), buffer(s.went_out), buffer(round_number), buffer(s.stock_len), buffer(s.scores),
