@@ -6,6 +6,9 @@
 # solver, trainers (every trainer on cuda), training (the batched trainer's steps/s); and, only
 # when asked for (PARTS=tuning, about 2 minutes), the fused kernels' programs per launch with a
 # count (solver_triton.PREFIX_PROGRAMS) side by side, gathered solving, 2 players.
+# Where one command may run 10 minutes at most, run it in two calls, each under that limit even
+# at its sections' timeouts: PARTS=engine (at most about 7.5 minutes), then
+# PARTS=solver,trainers,training (at most about 6.5); PARTS=tuning after them if time is left.
 set -u
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"; SMOKE=/tmp/triton_smoke.txt
 PARTS=${PARTS:-engine,solver,trainers,training}
