@@ -91,8 +91,7 @@ def observe_and_mask(state: BatchState, round_number: torch.Tensor, num_cards: i
                      discard_drawn_discard: bool, *, backend: str = "auto") -> tuple[torch.Tensor, torch.Tensor]:
     """The seat to move's observation and (B, 54) bool legal actions (they share the hand)."""
     if _use_c(state, backend):
-        obs, mask = _observe_in_c(state, round_number, num_cards, max_turns, None, discard_drawn_discard)
-        return obs, mask
+        return _observe_in_c(state, round_number, num_cards, max_turns, None, discard_drawn_discard)
     obs, hand = _observe(state, round_number, num_cards, max_turns, None)
     return obs, _legal_mask(state, hand, discard_drawn_discard)
 
@@ -101,7 +100,7 @@ def _use_c(state: BatchState, backend: str) -> bool:
     """Whether ``backend`` means the C loop for this state (see the module's docstring)."""
     if backend not in OBSERVE_BACKENDS:
         raise ValueError(f"backend={backend!r} is not allowed: use one of {', '.join(OBSERVE_BACKENDS)}")
-    usable = _c_observe_and_mask is not None and state.hands.device.type == "cpu" and state.hands.dtype == COUNT_DTYPE
+    usable = _c_observe_and_mask is not None and state.hands.device.type == "cpu"
     if backend == "c" and not usable:
         raise ValueError("backend='c' needs the built C extension (tt_env.batch._observe) and a state of CPU "
                          f"tensors; this state is on {state.hands.device.type}: use 'torch' or 'auto'")
@@ -120,12 +119,13 @@ def _observe_in_c(state: BatchState, round_number: torch.Tensor, num_cards: int,
         return t.to(dtype).contiguous().numpy()  # host: CPU tensors (checked by _use_c)
 
     s, f32 = state, COUNT_DTYPE
+    outputs = (obs.numpy(), None if mask is None else mask.numpy())  # host: CPU tensors, written in place
     _c_observe_and_mask(
         n, buffer(s.hands, f32), buffer(s.pile_counts, f32), buffer(s.known_taken, f32), buffer(s.discards, f32),
         buffer(s.pile), buffer(s.pile_len), buffer(s.current if seat is None else seat), buffer(s.current),
         buffer(s.phase), buffer(s.went_out), buffer(round_number), buffer(s.stock_len), buffer(s.scores),
         buffer(s.turn), buffer(s.game_over, torch.bool), buffer(s.taken), float(num_cards), float(max_turns),
-        HAND_SCALE, SCORE_SCALE, bool(discard_drawn_discard), obs.numpy(), None if mask is None else mask.numpy())
+        HAND_SCALE, SCORE_SCALE, bool(discard_drawn_discard), *outputs)
     return obs, mask
 
 
