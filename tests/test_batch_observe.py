@@ -19,6 +19,7 @@ from tt_env.batch import BatchGame
 from tt_env.batch import observe as observe_module
 from tt_env.batch.agents import BatchRandom
 from tt_env.batch.observe import observe, observe_and_mask
+from tt_env.batch.state import BatchState
 from tt_env.engine.rules import Rules
 
 from test_batch_engine import play_side_by_side
@@ -76,10 +77,36 @@ def test_backends_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     args = (game.state, game.round_number, game.shoe_size, 200)
     with pytest.raises(ValueError, match="backend='fast' is not allowed: use one of auto, c, torch"):
         observe(*args, backend="fast")
+    if observe_module._c_observe_and_mask is not None:  # a state off the CPU (here: shapes only) is refused
+        elsewhere = BatchState.empty(2, 2, 52, torch.device("meta"))
+        with pytest.raises(ValueError, match="and a state of CPU tensors; this state is on meta"):
+            observe(elsewhere, game.round_number.to("meta"), game.shoe_size, 200, backend="c")
     monkeypatch.setattr(observe_module, "_c_observe_and_mask", None)
     with pytest.raises(ValueError, match="backend='c' needs the built C extension"):
         observe(*args, backend="c")
     assert observe(*args).shape == (2, 294)  # "auto" falls back to the tensor code
+
+
+def _no_c_loop(*args: object) -> None:
+    raise AssertionError("the C loop ran where the tensor code was asked for")
+
+
+def test_torch_means_the_tensor_code_in_the_calls_and_in_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``backend="torch"`` (and ``BatchGame._observe_backend``, the GPU's path on a CPU) never runs
+    the C loop: through a step, a round's end and a finished game's final observation."""
+    monkeypatch.setattr(observe_module, "_c_observe_and_mask", _no_c_loop)
+    rules = Rules(rounds=(1,), max_turns_per_round=4)
+    game = BatchGame(rules, 8)
+    game._observe_backend = "torch"
+    agent = BatchRandom(rules)
+    ts = game.reset()
+    finished = 0
+    for _ in range(12):  # four turns in all, then the one-round games end and restart
+        ts = game.step(agent.act(ts.observation, ts.action_mask))
+        finished += int(ts.game_over.sum())
+    assert finished >= 8  # every table finished a game: its final observation was made too
+    with pytest.raises(AssertionError, match="the C loop ran"):
+        observe(game.state, game.round_number, game.shoe_size, 4)  # "auto" takes it
 
 
 @needs_c
