@@ -1,4 +1,4 @@
-"""Builds the optional C accelerators (the meld solver, the batched engine's CPU observation;
+"""Builds the optional C accelerators (the meld solver, the batched engine's CPU kernels;
 without a compiler, Python and torch code is used), and ships the training configs as package
 data (everything else is in pyproject.toml)."""
 
@@ -53,8 +53,11 @@ setup(
                            depends=["tt_env/engine/meldsolver.h", "tt_env/engine/meldsolver_py.h"],
                            # no fused multiply-adds: draw_gain adds up floats exactly as Python does
                            extra_compile_args=["-O2", "-ffp-contract=off"], optional=True),
-                 # the batched engine's observation and mask on a CPU (tt_env/batch/observe.py)
-                 Extension("tt_env.batch._observe", ["tt_env/batch/_observe.c"],
+                 # the batched engine's CPU kernels: observation and mask, moves, random-v0's choice
+                 Extension("tt_env.batch._kernels",
+                           [f"tt_env/batch/{name}.c" for name in ("_kernels", "_kernels_observe", "_kernels_moves",
+                                                                   "_kernels_pick")],
+                           depends=["tt_env/batch/_kernels.h"],
                            extra_compile_args=["-O2", "-ffp-contract=off"], optional=True)],
     cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithConfigs},
 )

@@ -57,7 +57,7 @@ def make_batch_runner(players: int, tables: int, device: torch.device, seed: int
     game = BatchGame(rules, tables, device=device, seed=seed, check_actions=False, solver=solver, solving=solving)
     if every_row:
         game._sparse = False  # what a GPU runs: every row through the rare parts, with selects,
-        game._observe_backend = "torch"  # and the observation's tensor code
+        game._kernel_backend = "torch"  # and the observation's tensor code
     agent = BatchRandom(rules, seed=seed, device=device)
     box = {"ts": game.reset(), "games": 0}
 

@@ -62,7 +62,7 @@ def engine_ops(players: int, tables: int, solving: str) -> tuple[int, int]:
     rules = Rules(num_players=players)
     game = BatchGame(rules, tables, check_actions=False, solver="auto", solving=solving)
     game._sparse = False  # the path a GPU takes
-    game._observe_backend = "torch"  # and its observation
+    game._kernel_backend = "torch"  # and its observation
     agent = BatchRandom(rules)
     ts = game.reset()
     for _ in range(10):

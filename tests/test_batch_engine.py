@@ -70,7 +70,7 @@ def play_side_by_side(rules: Rules, tables: int, steps: int, seed: int, reward_m
     g = BatchGame(rules, tables, device=device, seed=seed, reward_mode=reward_mode, solver=solver, solving=solving)
     if accelerator_path:
         g._sparse = False
-        g._observe_backend = "torch"
+        g._kernel_backend = "torch"
     ts = g.reset()
     rng = np.random.default_rng(seed)
     events: Counter = Counter()

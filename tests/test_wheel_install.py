@@ -76,9 +76,9 @@ def test_the_wheel_holds_the_packages_and_their_data_and_nothing_else(installed)
             for ext in ("pt", "json")} <= checkpoints
     assert {"tt_env/py.typed", "models/py.typed", "training/py.typed", f"{info}/licenses/LICENSE"} <= set(names)
     assert not [n for n in names if n.endswith((".c", ".h", ".pyc")) or "/tests/" in n or "__pycache__" in n]
-    # the C extensions come built together or not at all (no compiler): the solver and the observation
-    built = {n.split(".")[0] for n in names if n.startswith(("tt_env/engine/_meldsolver.", "tt_env/batch/_observe."))}
-    assert built in (set(), {"tt_env/engine/_meldsolver", "tt_env/batch/_observe"})
+    # the C extensions come built together or not at all (no compiler): the solver and the batched engine's kernels
+    built = {n.split(".")[0] for n in names if n.startswith(("tt_env/engine/_meldsolver.", "tt_env/batch/_kernels."))}
+    assert built in (set(), {"tt_env/engine/_meldsolver", "tt_env/batch/_kernels"})
     metadata = zipfile.ZipFile(installed["wheel"]).read(f"{info}/METADATA").decode()
     assert "License-Expression: MIT" in metadata and "Classifier: Typing :: Typed" in metadata
     entry_points = zipfile.ZipFile(installed["wheel"]).read(f"{info}/entry_points.txt").decode()

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
-from ..engine.game import DISCARD_BASE, NUM_ACTIONS, GameState
+from ..engine.game import NUM_ACTIONS, GameState
 from ..engine.rules import Rules
 from ..engine.scoring import REWARD_MODES, penalty_rewards, relative_rewards
 from ..observation import observation_size
@@ -23,11 +23,12 @@ from . import solver_triton
 from .deal import dealt, reshuffle
 from .go_out import melds_completely
 from .go_out_filter import could_meld_completely
-from .observe import observe, observe_and_mask, pile_top, row_items, seat_counts
+from .moves import apply_moves, end_turns
+from .observe import observe, observe_and_mask, seat_counts
 from .random_keys import seed_words, stream_base, uniform_below
 from .solver import BACKENDS as SOLVER_BACKENDS
 from .solver import least_penalty
-from .state import COUNT_DTYPE, BatchState
+from .state import BatchState
 from .timestep import TimeStep, win_rewards
 
 __all__ = ["MAX_BATCH_DECKS", "SOLVING_MODES", "BatchGame", "TimeStep", "win_rewards"]
@@ -98,9 +99,10 @@ class BatchGame:
         self._sparse = self.device.type == "cpu"
         """Whether the rare parts of a step run on the rows that need them (CPU) or on every row
         with a select (other devices; tests set it False to run the accelerator's path on a CPU)."""
-        self._observe_backend = "auto"
-        """The observation's backend (``observe.OBSERVE_BACKENDS``): on a CPU ``"auto"`` is the C
-        loop; tests and benchmarks set ``"torch"`` with ``_sparse`` to run a GPU's code on a CPU."""
+        self._kernel_backend = "auto"
+        """The backend of the observation and the moves (``observe.OBSERVE_BACKENDS``): on a CPU
+        ``"auto"`` is the C loops; tests and benchmarks set ``"torch"`` with ``_sparse`` to run a
+        GPU's code on a CPU."""
         self._rows = torch.arange(num_tables, device=self.device)
         self._hand_penalty = torch.zeros(num_tables, self.num_players, dtype=torch.int64, device=self.device)
         """Accelerator path: each seat's least penalty after its last discard (see _cached_scoring)."""
@@ -145,49 +147,10 @@ class BatchGame:
         lockstep = self._lockstep_phase if active is None else None
         self._lockstep_phase = None if lockstep is None else 1 - lockstep
         s = self.state
-        rows, n = self._rows, self.num_players
-        seat = s.current
-        live = ~s.game_over if active is None else active & ~s.game_over
-        drawing = (s.phase == 0) & live
-        stock_draw = drawing & (actions == 0)
-        take = drawing & (actions == 1)
-        discard = (s.phase == 1) & live
-        card = (actions - DISCARD_BASE).clamp(0, 51)
-        top = pile_top(s)
-
-        # every count update below is one index_add_ on a flat view, at (table, seat, card); a table
-        # draws or discards, never both, so each count changes at one card per table
-        at_seat = (rows * n + seat) * 52
-        at_table = rows * 52
-        top0 = top.clamp(min=0)
-
-        # draw from the stock: the top discard is passed over; an empty stock is refilled first
-        _add(s.passed, at_seat + top0, stock_draw & (top >= 0))
-        if lockstep != 1:  # someone may be drawing
-            self._on_rows(stock_draw & (s.stock_len == 0), self._reshuffle)
-        drawn = row_items(s.stock, (s.stock_len - 1).clamp(min=0))
-        s.stock_len -= stock_draw.long()
-        # or take the top of the discard pile
-        s.pile_len -= take.long()
-        got = torch.where(take, top, drawn).clamp(min=0)
-        # discard: onto the pile
-        slot = s.pile_len.clamp(max=self.shoe_size - 1)
-        s.pile.index_put_((rows, slot), torch.where(discard, card, row_items(s.pile, slot)))
-        s.pile_len += discard.long()
-
-        # the counts: the hand gains the card drawn or loses the one discarded; the pile loses the
-        # card taken or gains the one discarded; the known-taken cards gain the card taken or lose
-        # one copy of the card discarded (if any is known)
-        gains, loses = drawing.to(COUNT_DTYPE), discard.to(COUNT_DTYPE)
-        at_card = at_seat + card
-        _change(s.hands, at_seat + torch.where(drawing, got, card), gains - loses)
-        _change(s.pile_counts, at_table + torch.where(take, top0, card), loses - take.to(COUNT_DTYPE))
-        _add(s.discards, at_card, discard)
-        known = discard & (s.known_taken.view(-1).take(at_card) > 0)
-        _change(s.known_taken, torch.where(take, at_seat + top0, at_card), take.to(COUNT_DTYPE) - known.to(COUNT_DTYPE))
-        s.taken = torch.where(take, top, torch.where(discard, -1, s.taken))
-        s.turn += discard.long()
-        s.phase = torch.where(drawing, 1, s.phase)
+        n = self.num_players
+        seat = s.current  # (read before end_turns passes the turn on)
+        discard = apply_moves(s, actions, active, lambda empty: self._on_rows(empty, self._reshuffle),
+                              may_draw=lockstep != 1, backend=self._kernel_backend)
 
         # going out: the first discard that leaves a fully melded hand
         checking = discard & (s.went_out < 0)
@@ -195,12 +158,7 @@ class BatchGame:
             zero = torch.zeros_like(checking)
         else:
             zero = self._penalty_is_zero(checking, seat, discard)
-        went_now = torch.where(checking & zero, seat, -1)
-        s.went_out = torch.where(went_now >= 0, seat, s.went_out)
-        nxt = (seat + 1) % n
-        ends = discard & ((nxt == s.went_out) | ((s.went_out < 0) & (s.turn >= self.rules.max_turns_per_round)))
-        s.current = torch.where(discard & ~ends, nxt, s.current)
-        s.phase = torch.where(discard & ~ends, 0, s.phase)
+        went_now, ends = end_turns(s, discard, zero, self.rules.max_turns_per_round, backend=self._kernel_backend)
 
         points = torch.zeros(self.num_tables, n, dtype=torch.int64, device=self.device)
         ended_round = torch.where(ends, self._round_number(s), 0)
@@ -321,9 +279,9 @@ class BatchGame:
                 return None
             part = s.rows(rows)
             return rows, observe(part, self._round_number(part), self.shoe_size, self.rules.max_turns_per_round,
-                                 None if seat is None else seat[rows], backend=self._observe_backend)
+                                 None if seat is None else seat[rows], backend=self._kernel_backend)
         return observe(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round, seat,
-                       backend=self._observe_backend)
+                       backend=self._kernel_backend)
 
     @property
     def _cached_scoring(self) -> bool:
@@ -443,7 +401,7 @@ class BatchGame:
                   ended_round: torch.Tensor | None = None) -> TimeStep:
         s = self.state
         obs, self._mask = observe_and_mask(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round,
-                                           self.rules.discard_drawn_discard, backend=self._observe_backend)
+                                           self.rules.discard_drawn_discard, backend=self._kernel_backend)
         if final is None:
             final = obs
         elif isinstance(final, tuple):
@@ -459,12 +417,3 @@ class BatchGame:
         return TimeStep(obs, self._mask, s.current.clone(), rewards, ends, over, scores, points, final, went_now,
                         ended_round)
 
-
-def _add(counts: torch.Tensor, flat_index: torch.Tensor, where: torch.Tensor, sign: float = 1.0) -> None:
-    """Add ``sign`` to ``counts`` (any shape, viewed flat) at ``flat_index`` where ``where`` holds."""
-    counts.view(-1).index_add_(0, flat_index, where.to(counts.dtype), alpha=sign)
-
-
-def _change(counts: torch.Tensor, flat_index: torch.Tensor, delta: torch.Tensor) -> None:
-    """Add ``delta`` (one value per index, in ``counts``' dtype) to ``counts`` viewed flat at ``flat_index``."""
-    counts.view(-1).index_add_(0, flat_index, delta)

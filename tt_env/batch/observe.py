@@ -6,7 +6,7 @@ encoder's Python floats are; see ``_scales``). ``legal_mask`` is :func:`tt_env.e
 
 Two backends give the same numbers: the tensor code below (``"torch"``: any device, the
 reference) and, on a CPU, one C loop that writes each table's row once (``"c"``,
-``tt_env/batch/_observe.c``; several times faster there than a dozen tensor pieces joined).
+``tt_env/batch/_kernels_observe.c``; several times faster there than a dozen tensor pieces joined).
 ``"auto"`` takes C for CPU tensors when the extension is built, else the tensor code.
 """
 
@@ -21,7 +21,7 @@ from ..observation.sizes import NUM_ACTIONS, OBS_FIXED, OBS_PER_PLAYER
 from .state import COUNT_DTYPE, BatchState
 
 try:
-    from ._observe import observe_and_mask as _c_observe_and_mask
+    from ._kernels import observe_and_mask as _c_observe_and_mask
 except ImportError:  # built without a compiler: the tensor code on every device
     _c_observe_and_mask = None
 
@@ -102,7 +102,7 @@ def _use_c(state: BatchState, backend: str) -> bool:
         raise ValueError(f"backend={backend!r} is not allowed: use one of {', '.join(OBSERVE_BACKENDS)}")
     usable = _c_observe_and_mask is not None and state.hands.device.type == "cpu"
     if backend == "c" and not usable:
-        raise ValueError("backend='c' needs the built C extension (tt_env.batch._observe) and a state of CPU "
+        raise ValueError("backend='c' needs the built C extension (tt_env.batch._kernels) and a state of CPU "
                          f"tensors; this state is on {state.hands.device.type}: use 'torch' or 'auto'")
     return usable and backend != "torch"
 

@@ -21,35 +21,16 @@
  * seat out of range, a card id outside 0..51) raises ValueError naming the table and the field,
  * before anything is read out of bounds.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
-#include <string.h>
+#include "_kernels.h"
 
-#define CARDS 52
-#define ACTIONS 54
 #define NUM_BUFFERS 18
 
-/* The expected element of each buffer: 'f' float32, 'q' int64, '?' bool. */
-static int format_matches(const Py_buffer *view, char kind) {
-    const char *f = view->format ? view->format : "B";
-    if (*f == '@' || *f == '=' || *f == '<') f++;
-    if (f[0] == 0 || f[1] != 0) return 0;
-    if (kind == 'f') return f[0] == 'f' && view->itemsize == 4;
-    if (kind == 'q') return (f[0] == 'q' || f[0] == 'l') && view->itemsize == 8;
-    return f[0] == '?' && view->itemsize == 1;
-}
-
-static const char *kind_name(char kind) {
-    return kind == 'f' ? "float32" : kind == 'q' ? "int64" : "bool";
-}
-
-static PyObject *observe_and_mask(PyObject *self, PyObject *args) {
-    static const char *names[NUM_BUFFERS] = {
-        "hands", "pile_counts", "known_taken", "discards", "pile", "pile_len", "seat", "current", "phase",
-        "went_out", "round_number", "stock_len", "scores", "turn", "game_over", "taken", "obs", "mask"};
-    static const char kinds[NUM_BUFFERS] = {'f', 'f', 'f', 'f', 'q', 'q', 'q', 'q', 'q',
-                                            'q', 'q', 'q', 'q', 'q', '?', 'q', 'f', '?'};
+PyObject *observe_and_mask(PyObject *self, PyObject *args) {
+    static const BufferSpec specs[NUM_BUFFERS] = {
+        {"hands", 'f', 0}, {"pile_counts", 'f', 0}, {"known_taken", 'f', 0}, {"discards", 'f', 0},
+        {"pile", 'q', 0}, {"pile_len", 'q', 0}, {"seat", 'q', 0}, {"current", 'q', 0}, {"phase", 'q', 0},
+        {"went_out", 'q', 0}, {"round_number", 'q', 0}, {"stock_len", 'q', 0}, {"scores", 'q', 0},
+        {"turn", 'q', 0}, {"game_over", '?', 0}, {"taken", 'q', 0}, {"obs", 'f', 1}, {"mask", '?', 1}};
     PyObject *objs[NUM_BUFFERS];
     int n, discard_drawn_discard;
     double num_cards, max_turns, hand_scale, score_scale;
@@ -59,42 +40,22 @@ static PyObject *observe_and_mask(PyObject *self, PyObject *args) {
                           &num_cards, &max_turns, &hand_scale, &score_scale, &discard_drawn_discard,
                           &objs[16], &objs[17]))
         return NULL;
-    if (n < 2 || n > 8) {
-        PyErr_Format(PyExc_ValueError, "num_players=%d is not allowed: use 2..8", n);
-        return NULL;
-    }
+    if (check_players(n) < 0) return NULL;
     if (!(num_cards > 0 && max_turns > 0 && hand_scale > 0 && score_scale > 0)) {
         PyErr_SetString(PyExc_ValueError, "num_cards, max_turns, hand_scale and score_scale must be above 0");
         return NULL;
     }
-    int with_mask = objs[17] != Py_None;
     Py_buffer views[NUM_BUFFERS];
-    int held = 0;
+    memset(views, 0, sizeof views);
     PyObject *result = NULL;
-    for (; held < NUM_BUFFERS - !with_mask; held++) {
-        int writable = held >= 16;
-        if (PyObject_GetBuffer(objs[held], &views[held],
-                               PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0)
-            goto done;
-        if (!format_matches(&views[held], kinds[held])) {
-            PyErr_Format(PyExc_TypeError, "%s must be a contiguous %s buffer, not format '%s'", names[held],
-                         kind_name(kinds[held]), views[held].format ? views[held].format : "B");
-            held++;
-            goto done;
-        }
-    }
+    if (take_buffers(objs, specs, NUM_BUFFERS, views, NUM_BUFFERS - 1) < 0) goto done;
+    int with_mask = views[17].obj != NULL;
     Py_ssize_t b = views[6].len / 8;                       /* one seat per table */
     Py_ssize_t width = 107 * (Py_ssize_t)n + 80;
     Py_ssize_t shoe = b ? views[4].len / 8 / b : 0;
     Py_ssize_t expected[NUM_BUFFERS] = {b * n * CARDS, b * CARDS, b * n * CARDS, b * n * CARDS, b * shoe, b, b, b, b,
                                         b, b, b, b * n, b, b, b, b * width, b * ACTIONS};
-    for (int k = 0; k < NUM_BUFFERS - !with_mask; k++) {
-        if (views[k].len / views[k].itemsize != expected[k]) {
-            PyErr_Format(PyExc_ValueError, "%s has %zd entries, expected %zd for %zd tables of %d players",
-                         names[k], views[k].len / views[k].itemsize, expected[k], b, n);
-            goto done;
-        }
-    }
+    if (check_lengths(views, specs, expected, NUM_BUFFERS, b, n) < 0) goto done;
     const float *hands = views[0].buf, *pile_counts = views[1].buf, *known = views[2].buf, *discards = views[3].buf;
     const int64_t *pile = views[4].buf, *pile_len = views[5].buf, *seat = views[6].buf, *current = views[7].buf;
     const int64_t *phase = views[8].buf, *went_out = views[9].buf, *round_number = views[10].buf;
@@ -159,21 +120,6 @@ static PyObject *observe_and_mask(PyObject *self, PyObject *args) {
     result = Py_None;
     Py_INCREF(result);
 done:
-    for (int k = 0; k < held; k++) PyBuffer_Release(&views[k]);
+    release_buffers(views, NUM_BUFFERS);
     return result;
 }
-
-static PyMethodDef methods[] = {
-    {"observe_and_mask", observe_and_mask, METH_VARARGS,
-     "observe_and_mask(num_players, hands, pile_counts, known_taken, discards, pile, pile_len, seat, current, "
-     "phase, went_out, round_number, stock_len, scores, turn, game_over, taken, num_cards, max_turns, "
-     "hand_scale, score_scale, discard_drawn_discard, obs, mask)\n--\n\n"
-     "Write every table's observation of `seat` into obs and, unless mask is None, the legal actions "
-     "of the seat to move into mask (tt_env/batch/observe.py)."},
-    {NULL, NULL, 0, NULL}};
-
-static struct PyModuleDef moduledef = {
-    PyModuleDef_HEAD_INIT, "_observe", "The batched observation and action mask on a CPU (C accelerator).", -1,
-    methods};
-
-PyMODINIT_FUNC PyInit__observe(void) { return PyModule_Create(&moduledef); }
