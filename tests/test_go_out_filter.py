@@ -123,6 +123,30 @@ def test_the_go_out_filter_counts_alike_in_both_layouts() -> None:
                 assert torch.equal(bits, slices)
 
 
+def test_the_c_loop_filters_as_the_tensor_code_does() -> None:
+    """The C loop's filter (eight counts at a time as bytes of a word, no branch per card) keeps
+    exactly the hands ``could_meld_completely`` keeps: random hands, hands built from melds and
+    hands crowded into a few ranks and suits, 1 to 4 decks, up to 40 cards, every wild rank and none."""
+    module = solver._c_backend()
+    if module is None or not hasattr(module, "_could_meld_completely_counts"):
+        pytest.skip("the C solver is not built")
+    rng = np.random.default_rng(33)
+    for decks in (1, 2, 3, 4):
+        crowded = np.zeros((2000, 52), dtype=np.int64)  # up to 40 cards on 2 suits and 6 ranks
+        for row, size in enumerate(rng.integers(3, 41, 2000)):
+            cards = rng.integers(0, 2, size) * 13 + rng.integers(0, 6, size)
+            np.add.at(crowded[row], cards, 1)
+        crowded = np.minimum(crowded, decks)
+        for counts, wilds in (melded_counts(rng, 2000, decks), (random_counts(rng, 2000, decks),
+                                                                 rng.integers(0, 14, 2000)),
+                              (crowded, rng.integers(0, 14, 2000))):
+            hands = torch.from_numpy(counts).to(torch.uint8)
+            wild = torch.from_numpy(np.asarray(wilds, dtype=np.int64))
+            out = np.zeros(len(hands), dtype=np.bool_)
+            module._could_meld_completely_counts(hands.numpy(), wild.numpy(), False, False, out)
+            assert np.array_equal(out, could_meld_completely(hands, wild).numpy())
+
+
 @pytest.mark.parametrize("backend", ["c", "torch"])
 def test_melds_completely_is_the_least_penalty_being_zero(backend: str) -> None:
     """``melds_completely`` (the go-out check: the filter, then the solver on what it keeps; one C

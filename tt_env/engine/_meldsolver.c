@@ -24,7 +24,7 @@
  * Penalties come from the fast path (meld_fast.c) where the hand is in its scope, else from
  * the general search (meld_search.c), which also builds solve's arrangement. Two test
  * hooks, _fast_penalty (None outside the fast path's scope) and _search_penalty, run one
- * path each. The arguments are parsed by hand (METH_FASTCALL) and the hand is read straight
+ * path each; a third, _could_meld_completely_counts, answers the go-out filter alone. The arguments are parsed by hand (METH_FASTCALL) and the hand is read straight
  * from a list or tuple: least_penalty is called millions of times by the agents and the
  * solver features.
  *
@@ -35,6 +35,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "meldsolver.h"
@@ -320,22 +321,49 @@ static long long buffer_int_at(const Py_buffer *view, int kind, Py_ssize_t i) {
    Ranks are taken circularly, which allows more melds, so the bounds hold under both ace rules. */
 static unsigned rotate13(unsigned x, int k) { return ((x << k) | (x >> (13 - k))) & 0x1FFFu; }
 
-static int could_meld_completely(const int *counts, int wild_rank) {
-    unsigned once[4] = {0}, twice[4] = {0}, same_rank = 0, tripled = 0, costly_ranks = 0;
-    int wilds = 0;
-    for (int r = 0; r < 13; r++) {
-        int of_rank = 0;
-        for (int s = 0; s < 4; s++) {
-            int k = counts[s * 13 + r];
-            of_rank += k;
-            if (k > 0) once[s] |= 1u << r;
-            if (k > 1) twice[s] |= 1u << r;
-        }
-        if (r == wild_rank - 1) {
-            wilds = of_rank;
-            for (int s = 0; s < 4; s++) { once[s] &= ~(1u << r); twice[s] &= ~(1u << r); }
-        } else if (of_rank >= 3) tripled |= 1u << r;
+/* The counts are bytes (at most MAX_CARDS = 40 in all, so below 0x80 each, and each rank's sum
+   of four suits too), read eight at a time: a byte's high bit after adding 0x80 - k says whether
+   it is at least k, and one multiplication gathers eight such bits into a mask. No branch on a
+   card: whether a card is held is what a branch predictor cannot guess. */
+#define BYTES_HIGH 0x8080808080808080ULL
+#define FIVE_BYTES 0x000000FFFFFFFFFFULL
+
+static uint64_t load_bytes(const unsigned char *p) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+/* Bit j set where byte j of w (each below 0x80) is at least k (1..127). */
+static unsigned bytes_at_least(uint64_t w, int k) {
+    uint64_t high = (w + (uint64_t)(0x80 - k) * 0x0101010101010101ULL) & BYTES_HIGH;
+    return (unsigned)(((high >> 7) * 0x0102040810204080ULL) >> 56);
+}
+
+/* Bit r of the 13 ranks (bytes 0..12 of p) where the count is at least k. */
+static unsigned ranks_at_least(const unsigned char *p, int k) {
+    return bytes_at_least(load_bytes(p), k) | bytes_at_least(load_bytes(p + 8) & FIVE_BYTES, k) << 8;
+}
+
+/* `counts`: the 52 counts of a hand as bytes, zero-padded to 64 (read eight at a time). */
+static int could_meld_completely(const unsigned char *counts, int wild_rank) {
+    unsigned once[4], twice[4], same_rank = 0, costly_ranks = 0;
+    uint64_t rank_low = 0, rank_high = 0;      /* each rank's count over the suits, bytes 0..12 */
+    for (int s = 0; s < 4; s++) {
+        const unsigned char *suit = counts + s * 13;
+        once[s] = ranks_at_least(suit, 1);
+        twice[s] = ranks_at_least(suit, 2);
+        rank_low += load_bytes(suit);
+        rank_high += load_bytes(suit + 8) & FIVE_BYTES;
     }
+    unsigned char of_rank[16];
+    memcpy(of_rank, &rank_low, 8);
+    memcpy(of_rank + 8, &rank_high, 8);
+    unsigned tripled = bytes_at_least(rank_low, 3) | bytes_at_least(rank_high, 3) << 8;
+    unsigned wild_bit = wild_rank > 0 ? 1u << (wild_rank - 1) : 0u;   /* the wild rank holds no naturals */
+    int wilds = wild_rank > 0 ? of_rank[wild_rank - 1] : 0;
+    tripled &= ~wild_bit;
+    for (int s = 0; s < 4; s++) { once[s] &= ~wild_bit; twice[s] &= ~wild_bit; }
     for (int s = 0; s < 4; s++) {
         same_rank |= twice[s];
         for (int t = s + 1; t < 4; t++) same_rank |= once[s] & once[t];
@@ -355,13 +383,15 @@ static int could_meld_completely(const int *counts, int wild_rank) {
     return wilds >= (needed > melds ? needed : melds);
 }
 
-/* The 52 counts of hand i of a counts buffer into `counts`; -1 with a ValueError set where they
-   are not a hand the solver takes. uint8 (the batched engine's) is read without conversion calls. */
-static int read_counts(const Py_buffer *view, int kind, Py_ssize_t i, int *counts) {
+/* The 52 counts of hand i of a counts buffer into `counts` (bytes, zero-padded to 64); -1 with a
+   ValueError set where they are not a hand the solver takes. uint8 (the batched engine's) is read
+   without conversion calls. */
+static int read_counts(const Py_buffer *view, int kind, Py_ssize_t i, unsigned char *counts) {
     int total = 0;
+    memset(counts + 52, 0, 12);
     if (kind == 'B') {
-        const unsigned char *p = (const unsigned char *)view->buf + i * 52;
-        for (int c = 0; c < 52; c++) total += counts[c] = p[c];
+        memcpy(counts, (const unsigned char *)view->buf + i * 52, 52);
+        for (int c = 0; c < 52; c++) total += counts[c];
         if (total <= MAX_CARDS) return 0;
         total = 0;   /* too many cards: the checked loop below names the card */
     }
@@ -372,7 +402,7 @@ static int read_counts(const Py_buffer *view, int kind, Py_ssize_t i, int *count
                          "per card and at most %d cards (card %d has %lld)", i, MAX_CARDS, MAX_CARDS, c, k);
             return -1;
         }
-        counts[c] = (int)k;
+        counts[c] = (unsigned char)k;
     }
     return 0;
 }
@@ -384,10 +414,17 @@ static int read_counts(const Py_buffer *view, int kind, Py_ssize_t i, int *count
    melds_completely_counts(counts, wild_ranks, aces_high, meld_needs_natural, out): the same hands,
    out[i] = 1 where that least penalty is 0, else 0 (out bool or uint8): the go-out check. Only the
    hands the filter above keeps are solved. */
-static PyObject *batched_counts(PyObject *args, int zero_only) {
+/* mode: LEAST_PENALTY (least_penalty_counts), ZERO_ONLY (melds_completely_counts) or FILTER_ONLY
+   (_could_meld_completely_counts, a test hook: the filter's answer, nothing solved). */
+enum { LEAST_PENALTY, ZERO_ONLY, FILTER_ONLY };
+
+static PyObject *batched_counts(PyObject *args, int mode) {
+    static const char *const formats[3] = {"OOppO:least_penalty_counts", "OOppO:melds_completely_counts",
+                                           "OOppO:_could_meld_completely_counts"};
+    int zero_only = mode != LEAST_PENALTY;
     PyObject *counts_obj, *wild_obj, *out_obj;
     int aces_high, needs_natural;
-    if (!PyArg_ParseTuple(args, zero_only ? "OOppO:melds_completely_counts" : "OOppO:least_penalty_counts",
+    if (!PyArg_ParseTuple(args, formats[mode],
                           &counts_obj, &wild_obj, &aces_high, &needs_natural, &out_obj))
         return NULL;
     Py_buffer counts, wilds, out;
@@ -422,7 +459,7 @@ static PyObject *batched_counts(PyObject *args, int zero_only) {
         goto done;
     }
     Hand h;
-    int hand_counts[52];
+    unsigned char hand_counts[64];
     for (Py_ssize_t i = 0; i < n; i++) {
         long long wild = buffer_int_at(&wilds, wk, i);
         if (wild < 0 || wild > 13) {
@@ -430,8 +467,8 @@ static PyObject *batched_counts(PyObject *args, int zero_only) {
             goto done;
         }
         if (read_counts(&counts, ck, i, hand_counts) < 0) goto done;
-        if (zero_only && !could_meld_completely(hand_counts, (int)wild)) {
-            ((unsigned char *)out.buf)[i] = 0;
+        if (zero_only && (mode == FILTER_ONLY || !could_meld_completely(hand_counts, (int)wild))) {
+            ((unsigned char *)out.buf)[i] = mode == FILTER_ONLY && could_meld_completely(hand_counts, (int)wild);
             continue;
         }
         tt_hand_clear(&h, (int)wild, aces_high, needs_natural);
@@ -449,9 +486,15 @@ done:
     return result;
 }
 
-static PyObject *py_least_penalty_counts(PyObject *self, PyObject *args) { return batched_counts(args, 0); }
+static PyObject *py_least_penalty_counts(PyObject *self, PyObject *args) { return batched_counts(args, LEAST_PENALTY); }
 
-static PyObject *py_melds_completely_counts(PyObject *self, PyObject *args) { return batched_counts(args, 1); }
+static PyObject *py_melds_completely_counts(PyObject *self, PyObject *args) {
+    return batched_counts(args, ZERO_ONLY);
+}
+
+static PyObject *py_could_meld_completely_counts(PyObject *self, PyObject *args) {
+    return batched_counts(args, FILTER_ONLY);
+}
 
 #define SIGNATURE "(hand, wild_rank, aces_high=False, meld_needs_natural=False)\n--\n\n"
 
@@ -483,6 +526,9 @@ static PyMethodDef methods[] = {
      "melds_completely_counts(counts, wild_ranks, aces_high, meld_needs_natural, out)\n--\n\n"
      "Batched go-out check: as least_penalty_counts, with out a writable bool/uint8 buffer set to 1\n"
      "where the least penalty is 0 (the hand melds completely), else 0."},
+    {"_could_meld_completely_counts", (PyCFunction)py_could_meld_completely_counts, METH_VARARGS,
+     "_could_meld_completely_counts(counts, wild_ranks, aces_high, meld_needs_natural, out)\n--\n\n"
+     "Test hook: the go-out filter's answer for each hand (melds_completely_counts solves only those it keeps)."},
     {"_fast_penalty", (PyCFunction)(void (*)(void))py_fast_penalty, METH_FASTCALL | METH_KEYWORDS,
      "_fast_penalty" SIGNATURE "Test hook: the fast path's least penalty, or None outside its scope."},
     {"_search_penalty", (PyCFunction)(void (*)(void))py_search_penalty, METH_FASTCALL | METH_KEYWORDS,
