@@ -121,7 +121,7 @@ def test_backends_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
         nth_legal(torch.ones(2, 54, dtype=torch.bool), torch.zeros(2), backend="gpu")
     if moves_module._c_apply_moves is not None:  # a state off the CPU (here: shapes only) is refused
         elsewhere = BatchState.empty(2, 2, 52, torch.device("meta"))
-        with pytest.raises(ValueError, match="and a state of CPU tensors; this state is on meta"):
+        with pytest.raises(ValueError, match="and CPU tensors; these are on meta"):
             apply_moves(elsewhere, actions.to("meta"), None, lambda empty: None, backend="c")
         with pytest.raises(ValueError, match="and CPU tensors; these are on meta"):
             nth_legal(torch.ones(2, 54, dtype=torch.bool, device="meta"), torch.zeros(2, device="meta"), backend="c")

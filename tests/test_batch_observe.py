@@ -79,7 +79,7 @@ def test_backends_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
         observe(*args, backend="fast")
     if observe_module._c_observe_and_mask is not None:  # a state off the CPU (here: shapes only) is refused
         elsewhere = BatchState.empty(2, 2, 52, torch.device("meta"))
-        with pytest.raises(ValueError, match="and a state of CPU tensors; this state is on meta"):
+        with pytest.raises(ValueError, match="and CPU tensors; these are on meta"):
             observe(elsewhere, game.round_number.to("meta"), game.shoe_size, 200, backend="c")
     monkeypatch.setattr(observe_module, "_c_observe_and_mask", None)
     with pytest.raises(ValueError, match="backend='c' needs the built C extension"):

@@ -405,3 +405,16 @@ def test_the_update_makes_better_than_average_actions_more_likely(tmp_path):
     gain = after - logprob
     assert gain[advantage > 0].mean() > 0 > gain[advantage < 0].mean()
     assert (value_after - 2.0).abs().mean() < (value - 2.0).abs().mean()
+
+
+def test_the_resume_state_is_a_snapshot(tmp_path):
+    """``BatchTables.state_dict`` copies the games: the steps after it (which change a CPU's
+    state in place) leave it as it was, so a checkpoint written later saves that moment."""
+    cfg = config(tmp_path, "snapshot", "network=mlp", "network_kwargs={hidden_sizes: [16]}")
+    tables = BatchTables(cfg, MLPPolicy(num_players=2, hidden_sizes=[16]), None, torch.device("cpu"))
+    tables.collect(4, 0.99, 0.95)
+    saved = tables.state_dict()
+    kept = {k: v.clone() for k, v in saved.items() if k.startswith("game.")}
+    tables.collect(6, 0.99, 0.95)
+    assert all(torch.equal(saved[k], v) for k, v in kept.items())
+    assert not torch.equal(saved["game.hands"], tables.game.state.hands)  # the games did move on

@@ -201,8 +201,9 @@ class BatchTables:
 
     # ---------------------------------------------------------------- resume
     def state_dict(self) -> dict[str, torch.Tensor | list]:
-        """Tensors of everything a rollout depends on (the games, the seats, the generator, the pool)."""
-        out: dict = {f"game.{k}": v.cpu() for k, v in self.game.state.fields().items()}
+        """Tensors of everything a rollout depends on (the games, the seats, the generator, the pool):
+        copies, which the next steps leave as they are (a CPU step changes the games in place)."""
+        out: dict = {f"game.{k}": v.to("cpu", copy=True) for k, v in self.game.state.fields().items()}
         out.update({"learner_seat": self.learner_seat.cpu(), "pool_member": self.pool_member.cpu(),
                     "game_return": self.game_return.cpu(), "generator": self.generator.get_state(),
                     "pool": [{k: v.cpu() for k, v in net.state_dict().items()} for net in self.pool]})

@@ -21,10 +21,8 @@ from ..engine.rules import Rules
 from ..observation import get_layout
 from .solver import least_penalty
 
-try:
-    from ._kernels import nth_legal as _c_nth_legal
-except ImportError:  # built without a compiler: the tensor code on every device
-    _c_nth_legal = None
+from .kernels import c_nth_legal as _c_nth_legal
+from .kernels import use_c
 
 MAX_DISTINCT = 14
 """Most distinct cards a hand holds in play (13 dealt in round 11, plus one drawn)."""
@@ -147,13 +145,7 @@ def nth_legal(mask: torch.Tensor, u: torch.Tensor, *, backend: str = "auto") -> 
     ``backend``: ``"torch"`` the tensor code (any device), ``"c"`` one C loop over the rows
     (CPU tensors, the built extension; several times faster there than a cumulative count and a
     binary search), ``"auto"`` C where it can run. Both give the same actions."""
-    if backend not in ("auto", "c", "torch"):
-        raise ValueError(f"backend={backend!r} is not allowed: use one of auto, c, torch")
-    usable = _c_nth_legal is not None and mask.device.type == "cpu"
-    if backend == "c" and not usable:
-        raise ValueError("backend='c' needs the built C extension (tt_env.batch._kernels) and CPU tensors; "
-                         f"these are on {mask.device.type}: use 'torch' or 'auto'")
-    if usable and backend != "torch":
+    if use_c(_c_nth_legal, mask.device, backend):
         actions = torch.empty(mask.shape[0], dtype=torch.int64)
         _c_nth_legal(mask.bool().contiguous().numpy(), u.float().contiguous().numpy(),  # host: CPU tensors
                      actions.numpy())  # host: CPU tensor, written in place

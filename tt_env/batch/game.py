@@ -100,7 +100,7 @@ class BatchGame:
         """Whether the rare parts of a step run on the rows that need them (CPU) or on every row
         with a select (other devices; tests set it False to run the accelerator's path on a CPU)."""
         self._kernel_backend = "auto"
-        """The backend of the observation and the moves (``observe.OBSERVE_BACKENDS``): on a CPU
+        """The backend of the observation and the moves (``kernels.KERNEL_BACKENDS``): on a CPU
         ``"auto"`` is the C loops; tests and benchmarks set ``"torch"`` with ``_sparse`` to run a
         GPU's code on a CPU."""
         self._rows = torch.arange(num_tables, device=self.device)

@@ -20,17 +20,11 @@ from collections.abc import Callable
 import torch
 
 from ..engine.game import DISCARD_BASE
+from .kernels import c_apply_moves as _c_apply_moves
+from .kernels import c_end_turns as _c_end_turns
+from .kernels import host_view, use_c
 from .observe import pile_top, row_items
 from .state import COUNT_DTYPE, BatchState
-
-try:
-    from ._kernels import apply_moves as _c_apply_moves
-    from ._kernels import end_turns as _c_end_turns
-except ImportError:  # built without a compiler: the tensor code on every device
-    _c_apply_moves = _c_end_turns = None
-
-MOVE_BACKENDS = ("auto", "c", "torch")
-"""The ``backend=`` values of :func:`apply_moves` and :func:`end_turns`."""
 
 
 def apply_moves(state: BatchState, actions: torch.Tensor, active: torch.Tensor | None,
@@ -114,25 +108,14 @@ def end_turns(state: BatchState, discarded: torch.Tensor, zero: torch.Tensor, ma
 
 
 def _use_c(state: BatchState, backend: str) -> bool:
-    """Whether ``backend`` means the C loops for this state (see the module's docstring)."""
-    if backend not in MOVE_BACKENDS:
-        raise ValueError(f"backend={backend!r} is not allowed: use one of {', '.join(MOVE_BACKENDS)}")
-    usable = _c_apply_moves is not None and state.hands.device.type == "cpu"
-    if backend == "c" and not usable:
-        raise ValueError("backend='c' needs the built C extension (tt_env.batch._kernels) and a state of CPU "
-                         f"tensors; this state is on {state.hands.device.type}: use 'torch' or 'auto'")
-    return usable and backend != "torch"
+    """Whether ``backend`` means the C loops for this state (:func:`tt_env.batch.kernels.use_c`)."""
+    return use_c(_c_apply_moves, state.hands.device, backend)
 
 
 @functools.cache
 def _table_rows(num_tables: int, device: torch.device) -> torch.Tensor:
     """(B,) 0..B-1: each table's row."""
     return torch.arange(num_tables, device=device)
-
-
-def _read(t: torch.Tensor, dtype: torch.dtype = torch.int64):
-    """A numpy view of a CPU tensor (a copy only if it is not contiguous or not of ``dtype``)."""
-    return t.to(dtype).contiguous().numpy()  # host: CPU tensors (checked by _use_c)
 
 
 def _written(state: BatchState, name: str, dtype: torch.dtype = torch.int64):
@@ -142,7 +125,7 @@ def _written(state: BatchState, name: str, dtype: torch.dtype = torch.int64):
     if t.dtype != dtype or not t.is_contiguous():
         t = t.to(dtype).contiguous()
         setattr(state, name, t)
-    return t.numpy()  # host: CPU tensors (checked by _use_c)
+    return t.numpy()  # host: CPU tensors (checked by use_c)
 
 
 def _apply_in_c(s: BatchState, actions: torch.Tensor, active: torch.Tensor | None,
@@ -151,16 +134,16 @@ def _apply_in_c(s: BatchState, actions: torch.Tensor, active: torch.Tensor | Non
     b = s.hands.shape[0]
     discarded = torch.empty(b, dtype=torch.bool)
     need = torch.empty(b, dtype=torch.bool)
-    moves = _read(actions)
-    live = None if active is None else _read(active, torch.bool)
+    moves = host_view(actions)
+    live = None if active is None else host_view(active, torch.bool)
 
     def play(refilled: bool) -> int:
         f32 = COUNT_DTYPE
         return _c_apply_moves(
             s.hands.shape[1], refilled, moves, live, _written(s, "hands", f32), _written(s, "pile_counts", f32),
-            _written(s, "known_taken", f32), _written(s, "discards", f32), _written(s, "passed", f32), _read(s.stock),
-            _written(s, "stock_len"), _written(s, "pile"), _written(s, "pile_len"), _read(s.current),
-            _written(s, "phase"), _read(s.game_over, torch.bool), _written(s, "taken"), _written(s, "turn"),
+            _written(s, "known_taken", f32), _written(s, "discards", f32), _written(s, "passed", f32), host_view(s.stock),
+            _written(s, "stock_len"), _written(s, "pile"), _written(s, "pile_len"), host_view(s.current),
+            _written(s, "phase"), host_view(s.game_over, torch.bool), _written(s, "taken"), _written(s, "turn"),
             discarded.numpy(), need.numpy())  # host: CPU tensors, written in place
 
     if play(False):
@@ -175,8 +158,8 @@ def _end_in_c(s: BatchState, discarded: torch.Tensor, zero: torch.Tensor, max_tu
     b = s.hands.shape[0]
     went_now = torch.empty(b, dtype=torch.int64)
     ends = torch.empty(b, dtype=torch.bool)
-    _c_end_turns(s.hands.shape[1], max_turns, _read(discarded, torch.bool), _read(zero, torch.bool),
-                 _written(s, "current"), _written(s, "phase"), _written(s, "went_out"), _read(s.turn),
+    _c_end_turns(s.hands.shape[1], max_turns, host_view(discarded, torch.bool), host_view(zero, torch.bool),
+                 _written(s, "current"), _written(s, "phase"), _written(s, "went_out"), host_view(s.turn),
                  went_now.numpy(), ends.numpy())  # host: CPU tensors, written in place
     return went_now, ends
 

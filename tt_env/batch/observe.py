@@ -18,15 +18,9 @@ import torch
 
 from ..observation import HAND_SCALE, SCORE_SCALE
 from ..observation.sizes import NUM_ACTIONS, OBS_FIXED, OBS_PER_PLAYER
+from .kernels import c_observe_and_mask as _c_observe_and_mask
+from .kernels import host_view, use_c
 from .state import COUNT_DTYPE, BatchState
-
-try:
-    from ._kernels import observe_and_mask as _c_observe_and_mask
-except ImportError:  # built without a compiler: the tensor code on every device
-    _c_observe_and_mask = None
-
-OBSERVE_BACKENDS = ("auto", "c", "torch")
-"""The ``backend=`` values of :func:`observe` and :func:`observe_and_mask`."""
 
 
 def seat_order(seat: torch.Tensor, num_players: int) -> torch.Tensor:
@@ -97,14 +91,8 @@ def observe_and_mask(state: BatchState, round_number: torch.Tensor, num_cards: i
 
 
 def _use_c(state: BatchState, backend: str) -> bool:
-    """Whether ``backend`` means the C loop for this state (see the module's docstring)."""
-    if backend not in OBSERVE_BACKENDS:
-        raise ValueError(f"backend={backend!r} is not allowed: use one of {', '.join(OBSERVE_BACKENDS)}")
-    usable = _c_observe_and_mask is not None and state.hands.device.type == "cpu"
-    if backend == "c" and not usable:
-        raise ValueError("backend='c' needs the built C extension (tt_env.batch._kernels) and a state of CPU "
-                         f"tensors; this state is on {state.hands.device.type}: use 'torch' or 'auto'")
-    return usable and backend != "torch"
+    """Whether ``backend`` means the C loop for this state (:func:`tt_env.batch.kernels.use_c`)."""
+    return use_c(_c_observe_and_mask, state.hands.device, backend)
 
 
 def _observe_in_c(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
@@ -115,17 +103,14 @@ def _observe_in_c(state: BatchState, round_number: torch.Tensor, num_cards: int,
     obs = torch.empty(b, OBS_PER_PLAYER * n + OBS_FIXED, dtype=COUNT_DTYPE)
     mask = None if discard_drawn_discard is None else torch.empty(b, NUM_ACTIONS, dtype=torch.bool)
 
-    def buffer(t: torch.Tensor, dtype: torch.dtype = torch.int64):  # numpy view of a CPU tensor, no copy
-        return t.to(dtype).contiguous().numpy()  # host: CPU tensors (checked by _use_c)
-
     s, f32 = state, COUNT_DTYPE
+    counts = [host_view(t, f32) for t in (s.hands, s.pile_counts, s.known_taken, s.discards)]
+    fields = [host_view(t) for t in (s.pile, s.pile_len, s.current if seat is None else seat, s.current, s.phase,
+                                     s.went_out, round_number, s.stock_len, s.scores, s.turn)]
     outputs = (obs.numpy(), None if mask is None else mask.numpy())  # host: CPU tensors, written in place
-    _c_observe_and_mask(
-        n, buffer(s.hands, f32), buffer(s.pile_counts, f32), buffer(s.known_taken, f32), buffer(s.discards, f32),
-        buffer(s.pile), buffer(s.pile_len), buffer(s.current if seat is None else seat), buffer(s.current),
-        buffer(s.phase), buffer(s.went_out), buffer(round_number), buffer(s.stock_len), buffer(s.scores),
-        buffer(s.turn), buffer(s.game_over, torch.bool), buffer(s.taken), float(num_cards), float(max_turns),
-        HAND_SCALE, SCORE_SCALE, bool(discard_drawn_discard), *outputs)
+    _c_observe_and_mask(n, *counts, *fields, host_view(s.game_over, torch.bool), host_view(s.taken),
+                        float(num_cards), float(max_turns), HAND_SCALE, SCORE_SCALE, bool(discard_drawn_discard),
+                        *outputs)
     return obs, mask
 
 

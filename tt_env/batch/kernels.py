@@ -1,0 +1,46 @@
+"""The batched engine's CPU kernels and the one rule for choosing them over the tensor code.
+
+The kernels are C loops over the tables in the optional extension ``tt_env.batch._kernels``
+(``tt_env/batch/_kernels*.c``, built by ``pip install`` where a C compiler is found): the
+observation and mask (:mod:`tt_env.batch.observe`), the moves and the end of each turn
+(:mod:`tt_env.batch.moves`) and ``random-v0``'s pick (:func:`tt_env.batch.agents.nth_legal`).
+Each is None here where the extension is not built. Every caller takes ``backend=`` with the
+values :data:`KERNEL_BACKENDS` and asks :func:`use_c`; the tensor code is the reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+try:
+    from ._kernels import apply_moves as c_apply_moves
+    from ._kernels import end_turns as c_end_turns
+    from ._kernels import nth_legal as c_nth_legal
+    from ._kernels import observe_and_mask as c_observe_and_mask
+except ImportError:  # built without a compiler: the tensor code on every device
+    c_apply_moves = c_end_turns = c_nth_legal = c_observe_and_mask = None
+
+KERNEL_BACKENDS = ("auto", "c", "torch")
+"""The ``backend=`` values: ``"c"`` the C loop (CPU tensors, the built extension), ``"torch"``
+the tensor code (any device), ``"auto"`` the C loop where it can run, else the tensor code."""
+
+
+def use_c(kernel: Callable | None, device: torch.device, backend: str) -> bool:
+    """Whether ``backend`` means the C loop ``kernel`` (None where it is not built) for tensors
+    on ``device``; a bad ``backend``, or ``"c"`` where it cannot run, raises ``ValueError``."""
+    if backend not in KERNEL_BACKENDS:
+        raise ValueError(f"backend={backend!r} is not allowed: use one of {', '.join(KERNEL_BACKENDS)}")
+    usable = kernel is not None and device.type == "cpu"
+    if backend == "c" and not usable:
+        raise ValueError("backend='c' needs the built C extension (tt_env.batch._kernels) and CPU tensors; "
+                         f"these are on {device.type}: use 'torch' or 'auto'")
+    return usable and backend != "torch"
+
+
+def host_view(t: torch.Tensor, dtype: torch.dtype = torch.int64) -> np.ndarray:
+    """A numpy view of a CPU tensor for a C loop to read (a copy only if it is not contiguous or
+    not of ``dtype``)."""
+    return t.to(dtype).contiguous().numpy()  # host: CPU tensors (checked by use_c)
