@@ -22,7 +22,7 @@ static PyMethodDef methods[] = {
      "Play every live table's draw or discard in place; return how many tables need their stock refilled "
      "first (then nothing is changed), else 0 (tt_env/batch/moves.py)."},
     {"end_turns", end_turns, METH_VARARGS,
-     "end_turns(num_players, max_turns, discarded, zero, current, phase, went_out, turn, went_now, ends)\n--\n\n"
+     "end_turns(num_players, max_turns, discarded, goes_out, current, phase, went_out, turn, went_now, ends)\n--\n\n"
      "Record who went out, end the rounds that end and pass the turn on elsewhere (tt_env/batch/moves.py)."},
     {"nth_legal", nth_legal, METH_VARARGS,
      "nth_legal(mask, u, actions)\n--\n\n"

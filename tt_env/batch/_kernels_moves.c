@@ -4,14 +4,15 @@
  *   apply_moves(num_players, refilled, actions, active, hands, pile_counts, known_taken, discards,
  *               passed, stock, stock_len, pile, pile_len, current, phase, game_over, taken, turn,
  *               discarded, refill) -> int
- *   end_turns(num_players, max_turns, discarded, zero, current, phase, went_out, turn,
+ *   end_turns(num_players, max_turns, discarded, goes_out, current, phase, went_out, turn,
  *             went_now, ends) -> None
  *
  * They change the state in place as tt_env/batch/moves.py's tensor code does (the reference,
  * and the path of every other device): apply_moves plays each live table's draw (from the stock,
  * passing over the top discard, or the top discard taken) or discard, and marks `discarded`;
- * end_turns, given which discarded hands meld completely (`zero`), records who went out, ends the
- * round where it ends and passes the turn on where it does not.
+ * end_turns, given which discards went out (`goes_out`: the round's first discard that leaves a
+ * hand melding completely, which the caller asks the solver), records it, ends the round where it
+ * ends and passes the turn on where it does not.
  *
  * A stock draw from an empty stock needs the stock refilled first, which is random and done by
  * the caller: unless `refilled`, apply_moves then changes nothing, marks those tables in `refill`
@@ -133,7 +134,7 @@ done:
 
 PyObject *end_turns(PyObject *self, PyObject *args) {
     static const BufferSpec specs[END_BUFFERS] = {
-        {"discarded", '?', 0}, {"zero", '?', 0}, {"current", 'q', 1}, {"phase", 'q', 1},
+        {"discarded", '?', 0}, {"goes_out", '?', 0}, {"current", 'q', 1}, {"phase", 'q', 1},
         {"went_out", 'q', 1}, {"turn", 'q', 0}, {"went_now", 'q', 1}, {"ends", '?', 1}};
     PyObject *objs[END_BUFFERS];
     int n;
@@ -149,7 +150,7 @@ PyObject *end_turns(PyObject *self, PyObject *args) {
     Py_ssize_t b = views[0].len;                           /* one bool per table */
     Py_ssize_t expected[END_BUFFERS] = {b, b, b, b, b, b, b, b};
     if (check_lengths(views, specs, expected, END_BUFFERS, b, n) < 0) goto done;
-    const unsigned char *discarded = views[0].buf, *zero = views[1].buf;
+    const unsigned char *discarded = views[0].buf, *goes_out = views[1].buf;
     int64_t *current = views[2].buf, *phase = views[3].buf, *went_out = views[4].buf, *went_now = views[6].buf;
     const int64_t *turn = views[5].buf;
     unsigned char *ends = views[7].buf;
@@ -162,8 +163,8 @@ PyObject *end_turns(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < b; i++) {
         int64_t s = current[i], next = (s + 1) % n;
         int d = discarded[i];
-        went_now[i] = d && went_out[i] < 0 && zero[i] ? s : -1;   /* the first discard leaving a melded hand */
-        if (went_now[i] >= 0) went_out[i] = s;
+        went_now[i] = goes_out[i] ? s : -1;
+        if (goes_out[i]) went_out[i] = s;
         int end = d && (next == went_out[i] || (went_out[i] < 0 && turn[i] >= max_turns));
         ends[i] = end;
         if (d && !end) {

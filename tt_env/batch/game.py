@@ -158,7 +158,8 @@ class BatchGame:
             zero = torch.zeros_like(checking)
         else:
             zero = self._penalty_is_zero(checking, seat, discard)
-        went_now, ends = end_turns(s, discard, zero, self.rules.max_turns_per_round, backend=self._kernel_backend)
+        went_now, ends = end_turns(s, discard, checking & zero, self.rules.max_turns_per_round,
+                                   backend=self._kernel_backend)
 
         points = torch.zeros(self.num_tables, n, dtype=torch.int64, device=self.device)
         ended_round = torch.where(ends, self._round_number(s), 0)

@@ -1,8 +1,8 @@
 """A step's moves, for every table at once: the draws and discards, then the end of each turn.
 
 :func:`apply_moves` plays each live table's action (a draw from the stock, passing over the top
-discard; the top discard taken; or a discard); :func:`end_turns`, told which discarded hands meld
-completely, records who went out, ends the rounds that end and passes the turn on elsewhere.
+discard; the top discard taken; or a discard); :func:`end_turns`, told which discards went out,
+records it, ends the rounds that end and passes the turn on elsewhere.
 Between them the engine asks the meld solver (:meth:`tt_env.batch.BatchGame.step`).
 
 Two backends change the state the same way: the tensor code below (``"torch"``: any device, the
@@ -86,20 +86,20 @@ def apply_moves(state: BatchState, actions: torch.Tensor, active: torch.Tensor |
     return discard
 
 
-def end_turns(state: BatchState, discarded: torch.Tensor, zero: torch.Tensor, max_turns: int, *,
+def end_turns(state: BatchState, discarded: torch.Tensor, goes_out: torch.Tensor, max_turns: int, *,
               backend: str = "auto") -> tuple[torch.Tensor, torch.Tensor]:
-    """End the turns of the tables that ``discarded`` ((B,) bool), whose hand melds completely
-    where ``zero`` holds: the first such discard of a round goes out; the round ends when the
-    turn comes back to the seat that went out, or after ``max_turns`` turns with nobody out;
-    otherwise the next seat draws. Returns (B,) the seat that went out now (-1 for none) and
-    (B,) bool the tables whose round ended."""
+    """End the turns of the tables that ``discarded`` ((B,) bool); where ``goes_out`` holds the
+    discard went out (the round's first to leave a hand that melds completely: the caller asks
+    the solver). The round ends when the turn comes back to the seat that went out, or after
+    ``max_turns`` turns with nobody out; otherwise the next seat draws. Returns (B,) the seat that
+    went out now (-1 for none) and (B,) bool the tables whose round ended."""
     if _use_c(state, backend):
-        return _end_in_c(state, discarded, zero, max_turns)
+        return _end_in_c(state, discarded, goes_out, max_turns)
     s = state
     n = s.hands.shape[1]
     seat = s.current
-    went_now = torch.where(discarded & (s.went_out < 0) & zero, seat, -1)
-    s.went_out = torch.where(went_now >= 0, seat, s.went_out)
+    went_now = torch.where(goes_out, seat, -1)
+    s.went_out = torch.where(goes_out, seat, s.went_out)
     nxt = (seat + 1) % n
     ends = discarded & ((nxt == s.went_out) | ((s.went_out < 0) & (s.turn >= max_turns)))
     s.current = torch.where(discarded & ~ends, nxt, s.current)
@@ -152,13 +152,13 @@ def _apply_in_c(s: BatchState, actions: torch.Tensor, active: torch.Tensor | Non
     return discarded
 
 
-def _end_in_c(s: BatchState, discarded: torch.Tensor, zero: torch.Tensor, max_turns: int
+def _end_in_c(s: BatchState, discarded: torch.Tensor, goes_out: torch.Tensor, max_turns: int
               ) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`end_turns` by the C loop."""
     b = s.hands.shape[0]
     went_now = torch.empty(b, dtype=torch.int64)
     ends = torch.empty(b, dtype=torch.bool)
-    _c_end_turns(s.hands.shape[1], max_turns, host_view(discarded, torch.bool), host_view(zero, torch.bool),
+    _c_end_turns(s.hands.shape[1], max_turns, host_view(discarded, torch.bool), host_view(goes_out, torch.bool),
                  _written(s, "current"), _written(s, "phase"), _written(s, "went_out"), host_view(s.turn),
                  went_now.numpy(), ends.numpy())  # host: CPU tensors, written in place
     return went_now, ends
