@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 from tt_env.batch import game as game_module
@@ -13,13 +14,31 @@ import step_breakdown  # noqa: E402
 
 
 def test_step_breakdown_times_each_part_and_restores_the_engine() -> None:
-    before = (game_module.observe_and_mask, game_module.BatchGame._on_rows,
-              game_module.BatchGame._penalty_is_zero, BatchRandom.act)
+    before = (game_module.observe_and_mask, game_module.apply_moves, game_module.end_turns,
+              game_module.BatchGame._on_rows, game_module.BatchGame._penalty_is_zero, BatchRandom.act)
     result = step_breakdown.breakdown(players=3, tables=64, seconds=0.05, repeats=2, warmup_steps=2, seed=0)
-    after = (game_module.observe_and_mask, game_module.BatchGame._on_rows,
-             game_module.BatchGame._penalty_is_zero, BatchRandom.act)
+    after = (game_module.observe_and_mask, game_module.apply_moves, game_module.end_turns,
+             game_module.BatchGame._on_rows, game_module.BatchGame._penalty_is_zero, BatchRandom.act)
     assert before == after
     parts = [result[label] for label in step_breakdown.PARTS]
     assert all(p > 0 for p in parts)  # every part ran in the timed steps
     assert result["rest of the step"] > 0 and sum(parts) < result["whole step"]
     assert result["decisions/s"] == 64 / result["whole step"] * 1e3
+
+
+def test_a_part_called_inside_another_counts_once(monkeypatch) -> None:
+    """A timed part that runs inside another (a stock refill inside the moves) is taken out of
+    the outer part's time: the parts add up to no more than the step."""
+    clock = [0.0]
+    monkeypatch.setattr(step_breakdown.time, "perf_counter", lambda: clock[0])
+
+    def wait(seconds: float) -> None:
+        clock[0] += seconds
+
+    spent: dict[str, float] = defaultdict(float)
+    inside: list[float] = []
+    inner = step_breakdown._timed(spent, "inner", lambda: wait(2.0), inside)
+    outer = step_breakdown._timed(spent, "outer", lambda: (wait(1.0), inner(), wait(0.5)), inside)
+    outer()
+    inner()
+    assert spent == {"outer": 1.5, "inner": 4.0} and inside == []
