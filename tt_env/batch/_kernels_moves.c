@@ -22,7 +22,9 @@
  * _kernels_observe.c; `active` may be None (every table). Actions are taken as the tensor code
  * takes them, unchecked (the engine checks them first unless told not to); a state value no game
  * holds (a seat, a phase, a length or a card out of range) raises ValueError naming the table and
- * the field before anything is changed.
+ * the field before anything is changed. (So an illegal action played unchecked that leaves such a
+ * state, a stock draw from a stock that even a refill leaves empty, is refused at the next step,
+ * where the tensor code goes on with the state it made.)
  */
 #include "_kernels.h"
 
