@@ -19,10 +19,9 @@ import torch
 from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
 from ..engine.rules import Rules
 from ..observation import get_layout
-from .solver import least_penalty
-
 from .kernels import c_nth_legal as _c_nth_legal
 from .kernels import use_c
+from .solver import least_penalty
 
 MAX_DISTINCT = 14
 """Most distinct cards a hand holds in play (13 dealt in round 11, plus one drawn)."""

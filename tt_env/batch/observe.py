@@ -61,10 +61,10 @@ def _scales(num_players: int, num_cards: int, max_turns: int, device: torch.devi
 
 
 def row_items(table: torch.Tensor, column: torch.Tensor) -> torch.Tensor:
-    """(B,) ``table[i, column[i]]`` of a (B, C) tensor (a flat ``take``: on a CPU several times
-    cheaper than ``gather`` along dim 1)."""
+    """(B,) ``table[i, column[i]]`` of a (B, C) tensor (a flat ``index_select``: on a CPU cheaper
+    than a ``take`` or a ``gather`` along dim 1)."""
     at = torch.arange(0, table.shape[0] * table.shape[1], table.shape[1], device=table.device)
-    return table.take(at + column)
+    return table.reshape(-1).index_select(0, at + column)
 
 
 def pile_top(state: BatchState) -> torch.Tensor:
