@@ -126,6 +126,7 @@ def test_backends_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
         with pytest.raises(ValueError, match="and CPU tensors; these are on meta"):
             nth_legal(torch.ones(2, 54, dtype=torch.bool, device="meta"), torch.zeros(2, device="meta"), backend="c")
     monkeypatch.setattr(moves_module, "_c_apply_moves", None)
+    monkeypatch.setattr(moves_module, "_c_end_turns", None)
     monkeypatch.setattr(agents_module, "_c_nth_legal", None)
     with pytest.raises(ValueError, match="backend='c' needs the built C extension"):
         end_turns(game.state, flags, flags, 200, backend="c")

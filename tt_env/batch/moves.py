@@ -36,7 +36,7 @@ def apply_moves(state: BatchState, actions: torch.Tensor, active: torch.Tensor |
     ``refill(mask)`` refills the empty stocks of the tables in ``mask`` before they draw from
     them (a reshuffle, random: the engine's). ``may_draw=False`` says that no table draws this
     step (no stock to look at)."""
-    if _use_c(state, backend):
+    if use_c(_c_apply_moves, state.hands.device, backend):
         return _apply_in_c(state, actions, active, refill)
     s = state
     b, n = s.hands.shape[0], s.hands.shape[1]
@@ -93,7 +93,7 @@ def end_turns(state: BatchState, discarded: torch.Tensor, goes_out: torch.Tensor
     the solver). The round ends when the turn comes back to the seat that went out, or after
     ``max_turns`` turns with nobody out; otherwise the next seat draws. Returns (B,) the seat that
     went out now (-1 for none) and (B,) bool the tables whose round ended."""
-    if _use_c(state, backend):
+    if use_c(_c_end_turns, state.hands.device, backend):
         return _end_in_c(state, discarded, goes_out, max_turns)
     s = state
     n = s.hands.shape[1]
@@ -105,11 +105,6 @@ def end_turns(state: BatchState, discarded: torch.Tensor, goes_out: torch.Tensor
     s.current = torch.where(discarded & ~ends, nxt, s.current)
     s.phase = torch.where(discarded & ~ends, 0, s.phase)
     return went_now, ends
-
-
-def _use_c(state: BatchState, backend: str) -> bool:
-    """Whether ``backend`` means the C loops for this state (:func:`tt_env.batch.kernels.use_c`)."""
-    return use_c(_c_apply_moves, state.hands.device, backend)
 
 
 @functools.cache
