@@ -107,9 +107,9 @@ def end_turns(state: BatchState, discarded: torch.Tensor, goes_out: torch.Tensor
     return went_now, ends
 
 
-@functools.cache
+@functools.lru_cache(maxsize=16)
 def _table_rows(num_tables: int, device: torch.device) -> torch.Tensor:
-    """(B,) 0..B-1: each table's row."""
+    """(B,) 0..B-1: each table's row (kept for the last few batch sizes; never written)."""
     return torch.arange(num_tables, device=device)
 
 
