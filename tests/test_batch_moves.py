@@ -82,14 +82,17 @@ def test_partial_steps_and_unchecked_actions_match() -> None:
     agent = BatchRandom(rules, seed=4)
     gen = torch.Generator().manual_seed(6)
     c_ts, torch_ts = c_game.reset(), torch_game.reset()
+    illegal = 0
     for step in range(300):
         actions = agent.act(c_ts.observation, c_ts.action_mask)
         active = torch.rand(32, generator=gen) < 0.6
         if step in (3, 40):  # a discard's id for a draw: taken from the stock, which is not shortened
-            drawing = c_game.state.phase == 0
+            drawing = (c_game.state.phase == 0) & ~c_game.state.game_over
             actions = torch.where(drawing, torch.randint(2, 54, (32,), generator=gen), actions)
+            illegal += int((drawing & active).sum())
         c_ts, torch_ts = c_game.step(actions, active), torch_game.step(actions, active)
         assert_same(c_game, torch_game, c_ts, torch_ts)
+    assert illegal > 0  # illegal draws were played
 
 
 @needs_c
