@@ -307,7 +307,7 @@ def _c_backend():
 
 
 def checked_inputs(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Rules, backend: str,
-                  decks: int | None) -> tuple[torch.Tensor, int, object]:
+                   decks: int | None) -> tuple[torch.Tensor, int, object]:
     """The checks every entry point makes (types, shapes, backend): (wild ranks as a (B,) tensor,
     decks, the C module where the C solver takes these hands, else None)."""
     if backend not in BACKENDS:

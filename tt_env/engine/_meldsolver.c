@@ -467,9 +467,12 @@ static PyObject *batched_counts(PyObject *args, int mode) {
             goto done;
         }
         if (read_counts(&counts, ck, i, hand_counts) < 0) goto done;
-        if (zero_only && (mode == FILTER_ONLY || !could_meld_completely(hand_counts, (int)wild))) {
-            ((unsigned char *)out.buf)[i] = mode == FILTER_ONLY && could_meld_completely(hand_counts, (int)wild);
-            continue;
+        if (zero_only) {
+            int could = could_meld_completely(hand_counts, (int)wild);
+            if (mode == FILTER_ONLY || !could) {   /* the filter's answer, or a hand it drops */
+                ((unsigned char *)out.buf)[i] = (unsigned char)could;
+                continue;
+            }
         }
         tt_hand_clear(&h, (int)wild, aces_high, needs_natural);
         for (int c = 0; c < 52; c++)
