@@ -81,6 +81,20 @@ static inline int check_players(int n) {
     return -1;
 }
 
+/* Rows ahead whose pile top (or stock top) a loop over the tables asks the cache for. The top of
+ * a table's pile sits at a different place in each row of the (B, S) cards, a pattern no hardware
+ * prefetcher follows: without this, waiting on that one load was about 40% of the observation
+ * loop (perf, 16,384 tables). */
+#define PREFETCH_ROWS 8
+
+/* Ask for the cache line of the last card of row i of a (B, shoe) int64 pile whose lengths are
+ * `len` (nothing when the row is empty or its length is not one a state holds). Always inlined:
+ * gcc takes a function that only prefetches for one without effects and drops its calls. */
+static inline __attribute__((always_inline)) void prefetch_top(const int64_t *cards, Py_ssize_t shoe, const int64_t *len, Py_ssize_t i) {
+    int64_t l = len[i];
+    if (l > 0 && l <= shoe) __builtin_prefetch(cards + i * shoe + l - 1);
+}
+
 PyObject *observe_and_mask(PyObject *self, PyObject *args);
 PyObject *apply_moves(PyObject *self, PyObject *args);
 PyObject *end_turns(PyObject *self, PyObject *args);

@@ -64,6 +64,10 @@ PyObject *apply_moves(PyObject *self, PyObject *args) {
     /* first pass: check what will be read, and find the stock draws from an empty stock */
     long need = 0;
     for (Py_ssize_t i = 0; i < b; i++) {
+        if (i + PREFETCH_ROWS < b) {
+            prefetch_top(pile, shoe, pile_len, i + PREFETCH_ROWS);
+            prefetch_top(stock, shoe, stock_len, i + PREFETCH_ROWS);
+        }
         refill[i] = 0;
         if (game_over[i] || (active && !active[i])) continue;
         int64_t s = current[i], p = phase[i], sl = stock_len[i], pl = pile_len[i];
@@ -91,6 +95,22 @@ PyObject *apply_moves(PyObject *self, PyObject *args) {
     }
     /* second pass: the moves */
     for (Py_ssize_t i = 0; i < b; i++) {
+        Py_ssize_t ahead = i + PREFETCH_ROWS;
+        if (ahead < b && !game_over[ahead] && (!active || active[ahead])) {
+            /* the cards a step reads and writes, one place per row of each state field */
+            int64_t a = actions[ahead], s = current[ahead];
+            if (phase[ahead] == 0) {
+                prefetch_top(pile, shoe, pile_len, ahead);
+                prefetch_top(stock, shoe, stock_len, ahead);
+            } else if (a >= 2 && a < 2 + CARDS && s >= 0 && s < n) {
+                Py_ssize_t at = (ahead * n + s) * CARDS + a - 2;
+                __builtin_prefetch(hands + at, 1);
+                __builtin_prefetch(discards + at, 1);
+                __builtin_prefetch(known + at, 1);
+                __builtin_prefetch(pile_counts + ahead * CARDS + a - 2, 1);
+                prefetch_top(pile, shoe, pile_len, ahead);
+            }
+        }
         discarded[i] = 0;
         if (game_over[i] || (active && !active[i])) continue;
         int64_t a = actions[i], s = current[i], sl = stock_len[i], pl = pile_len[i];

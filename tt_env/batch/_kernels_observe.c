@@ -64,6 +64,7 @@ PyObject *observe_and_mask(PyObject *self, PyObject *args) {
     float *obs = views[16].buf;
     unsigned char *mask = with_mask ? views[17].buf : NULL;
     for (Py_ssize_t i = 0; i < b; i++) {
+        if (i + PREFETCH_ROWS < b) prefetch_top(pile, shoe, pile_len, i + PREFETCH_ROWS);
         int64_t s = seat[i], cur = current[i], p = phase[i], wo = went_out[i], r = round_number[i];
         int64_t plen = pile_len[i], tk = taken[i];
         const char *bad = s < 0 || s >= n ? "seat" : cur < 0 || cur >= n ? "current" : p < 0 || p > 1 ? "phase"
@@ -82,7 +83,8 @@ PyObject *observe_and_mask(PyObject *self, PyObject *args) {
         memset(top_hot, 0, CARDS * sizeof(float));                         /* the top discard */
         if (top >= 0) top_hot[top] = 1.0f;
         const float *pc = pile_counts + i * CARDS;
-        for (int c = 0; c < CARDS; c++) below[c] = pc[c] - top_hot[c];      /* the pile below it */
+        memcpy(below, pc, CARDS * sizeof(float));                           /* the pile below it */
+        if (top >= 0) below[top] -= 1.0f;
         float *taken_out = o + 3 * CARDS, *discarded_out = taken_out + (n - 1) * CARDS;
         for (int k = 1; k < n; k++) {                                      /* opponents from the left */
             Py_ssize_t row = (i * n + (s + k) % n) * CARDS;

@@ -345,6 +345,15 @@ static unsigned ranks_at_least(const unsigned char *p, int k) {
     return bytes_at_least(load_bytes(p), k) | bytes_at_least(load_bytes(p + 8) & FIVE_BYTES, k) << 8;
 }
 
+/* The bits set in a 13-bit mask, without __builtin_popcount: built for any x86-64 (no POPCNT
+   instruction assumed), that is a call into libgcc per use. */
+static int popcount13(unsigned x) {
+    x = x - ((x >> 1) & 0x5555u);
+    x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
+    x = (x + (x >> 4)) & 0x0F0Fu;
+    return (int)((x + (x >> 8)) & 0x1Fu);
+}
+
 /* `counts`: the 52 counts of a hand as bytes, zero-padded to 64 (read eight at a time). */
 static int could_meld_completely(const unsigned char *counts, int wild_rank) {
     unsigned once[4], twice[4], same_rank = 0, costly_ranks = 0;
@@ -372,14 +381,14 @@ static int could_meld_completely(const unsigned char *counts, int wild_rank) {
     for (int s = 0; s < 4; s++) {
         unsigned held = once[s];
         unsigned near = rotate13(held, 1) | rotate13(held, 2) | rotate13(held, 11) | rotate13(held, 12);
-        int isolated = __builtin_popcount(held & ~near & ~same_rank);
+        int isolated = popcount13(held & ~near & ~same_rank);
         needed += 2 * ((isolated + 1) / 2);
         unsigned in_three = held & rotate13(held, 12) & rotate13(held, 11);   /* bit r: r, r+1, r+2 held */
         unsigned costly = held & ~(in_three | rotate13(in_three, 1) | rotate13(in_three, 2) | tripled);
         suits += costly != 0;
         costly_ranks |= costly;
     }
-    int melds = suits >= 2 && __builtin_popcount(costly_ranks) >= 2 ? 2 : suits >= 1;
+    int melds = suits >= 2 && popcount13(costly_ranks) >= 2 ? 2 : suits >= 1;
     return wilds >= (needed > melds ? needed : melds);
 }
 
