@@ -18,7 +18,7 @@ import torch
 from tt_env.batch import BatchGame
 from tt_env.batch import observe as observe_module
 from tt_env.batch.agents import BatchRandom
-from tt_env.batch.observe import observe, observe_and_mask
+from tt_env.batch.observe import observe, observe_and_mask, seat_counts, seat_hand_bytes
 from tt_env.batch.state import BatchState
 from tt_env.engine.rules import Rules
 
@@ -93,8 +93,10 @@ def _no_c_loop(*args: object) -> None:
 
 def test_torch_means_the_tensor_code_in_the_calls_and_in_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     """``backend="torch"`` (and ``BatchGame._kernel_backend``, the GPU's path on a CPU) never runs
-    the C loop: through a step, a round's end and a finished game's final observation."""
+    the C loop: through a step, a round's end and a finished game's final observation (nor the
+    go-out check's seat hands)."""
     monkeypatch.setattr(observe_module, "_c_observe_and_mask", _no_c_loop)
+    monkeypatch.setattr(observe_module, "_c_seat_hands", _no_c_loop)
     rules = Rules(rounds=(1,), max_turns_per_round=4)
     game = BatchGame(rules, 8)
     game._kernel_backend = "torch"
@@ -144,6 +146,41 @@ def test_the_c_loop_names_bad_input() -> None:
     bad_pile[1, int(s.pile_len[1]) - 1] = 52
     with pytest.raises(ValueError, match="table 1: its pile is outside"):
         call(pile=bad_pile)
+
+
+@needs_c
+@pytest.mark.parametrize("players", [2, 5, 8])
+def test_a_seats_hand_as_bytes_in_c_is_the_tensor_codes(players: int) -> None:
+    """``seat_hand_bytes`` (the go-out check's input): the C loop against ``seat_counts(...).to(uint8)``,
+    on counts up to 4 decks' and every seat."""
+    gen = torch.Generator().manual_seed(players)
+    counts = torch.randint(0, 5, (300, players, 52), generator=gen).float()
+    seat = torch.randint(0, players, (300,), generator=gen)
+    by_c = seat_hand_bytes(counts, seat)
+    assert by_c.dtype == torch.uint8 and torch.equal(by_c, seat_hand_bytes(counts, seat, backend="torch"))
+    assert torch.equal(by_c.long(), seat_counts(counts, seat).long())
+
+
+@needs_c
+def test_a_seats_hand_as_bytes_names_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    counts, seat = torch.ones(4, 3, 52), torch.tensor([0, 1, 2, 0])
+    for value in (2.5, -1.0, 256.0, float("nan")):
+        bad = counts.clone()
+        bad[2, 2, 7] = value
+        with pytest.raises(ValueError, match="table 2: its hand's count of card 7 is not a whole number of copies "
+                                             "0..255"):
+            seat_hand_bytes(bad, seat)
+    with pytest.raises(ValueError, match="table 3: its seat is outside what a game state holds"):
+        seat_hand_bytes(counts, torch.tensor([0, 1, 2, 3]))
+    out = np.zeros((4, 52), dtype=np.uint8)
+    with pytest.raises(TypeError, match="out must be a contiguous uint8 buffer, not format '\\?'"):
+        observe_module._c_seat_hands(3, counts.numpy(), seat.numpy(), out.astype(bool))
+    with pytest.raises(ValueError, match="out has 204 entries, expected 208 for 4 tables of 3 players"):
+        observe_module._c_seat_hands(3, counts.numpy(), seat.numpy(), out[:, :51].copy())
+    with pytest.raises(ValueError, match="num_players=1 is not allowed: use 2..8"):
+        observe_module._c_seat_hands(1, counts.numpy(), seat.numpy(), out)
+    monkeypatch.setattr(observe_module, "_c_seat_hands", _no_c_loop)
+    assert torch.equal(seat_hand_bytes(counts, seat, backend="torch"), torch.ones(4, 52, dtype=torch.uint8))
 
 
 def test_the_c_loop_is_built_wherever_the_c_solver_is() -> None:

@@ -3,7 +3,7 @@
  *
  * Optional (setup.py builds it where a compiler is found): without it every device runs the
  * tensor code, which is the reference these kernels are tested against.
- *   _kernels_observe.c  the observation and action mask (tt_env/batch/observe.py)
+ *   _kernels_observe.c  the observation and action mask, and a seat's hand as bytes (tt_env/batch/observe.py)
  *   _kernels_moves.c    the moves and the end of each turn (tt_env/batch/moves.py)
  *   _kernels_pick.c     random-v0's choice (tt_env/batch/agents.py)
  */
@@ -24,6 +24,9 @@ static PyMethodDef methods[] = {
     {"end_turns", end_turns, METH_VARARGS,
      "end_turns(num_players, max_turns, discarded, goes_out, current, phase, went_out, turn, went_now, ends)\n--\n\n"
      "Record who went out, end the rounds that end and pass the turn on elsewhere (tt_env/batch/moves.py)."},
+    {"seat_hands", seat_hands, METH_VARARGS,
+     "seat_hands(num_players, hands, seat, out)\n--\n\n"
+     "Write the counts of each table's `seat` hand into out as uint8 (tt_env/batch/observe.py)."},
     {"nth_legal", nth_legal, METH_VARARGS,
      "nth_legal(mask, u, actions)\n--\n\n"
      "Write each row's int(u * L)-th legal action (random-v0; tt_env/batch/agents.py)."},

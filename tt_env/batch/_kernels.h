@@ -2,7 +2,7 @@
  * Shared by the batched engine's CPU kernels (tt_env.batch._kernels): the buffer arguments.
  *
  * Every kernel takes torch CPU tensors as numpy views (no copy): C-contiguous buffers whose
- * element kind ('f' float32, 'q' int64, '?' bool) and number of entries are checked before
+ * element kind ('f' float32, 'q' int64, 'B' uint8, '?' bool) and number of entries are checked before
  * anything is read, so that a wrong argument is a TypeError or ValueError naming it, never a
  * read out of bounds.
  */
@@ -30,11 +30,12 @@ static inline int format_matches(const Py_buffer *view, char kind) {
     if (f[0] == 0 || f[1] != 0) return 0;
     if (kind == 'f') return f[0] == 'f' && view->itemsize == 4;
     if (kind == 'q') return (f[0] == 'q' || f[0] == 'l') && view->itemsize == 8;
+    if (kind == 'B') return f[0] == 'B' && view->itemsize == 1;
     return f[0] == '?' && view->itemsize == 1;
 }
 
 static inline const char *kind_name(char kind) {
-    return kind == 'f' ? "float32" : kind == 'q' ? "int64" : "bool";
+    return kind == 'f' ? "float32" : kind == 'q' ? "int64" : kind == 'B' ? "uint8" : "bool";
 }
 
 /* Fill views[k] from objs[k] for k < count (views must start zeroed; an object that is None and
@@ -99,5 +100,6 @@ PyObject *observe_and_mask(PyObject *self, PyObject *args);
 PyObject *apply_moves(PyObject *self, PyObject *args);
 PyObject *end_turns(PyObject *self, PyObject *args);
 PyObject *nth_legal(PyObject *self, PyObject *args);
+PyObject *seat_hands(PyObject *self, PyObject *args);
 
 #endif

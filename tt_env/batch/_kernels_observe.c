@@ -125,3 +125,55 @@ done:
     release_buffers(views, NUM_BUFFERS);
     return result;
 }
+
+/*
+ *   seat_hands(num_players, hands, seat, out) -> None
+ *
+ * out[i] = the counts of seat[i]'s hand at table i as bytes: what observe.py's
+ * seat_counts(hands, seat).to(torch.uint8) computes, in one pass that reads only those rows
+ * (the go-out check's input; the solver reads uint8 counts without conversion). hands float32
+ * (B, N, 52), seat int64 (B,), out uint8 (B, 52). A seat out of range, or a count that is not a
+ * whole number of copies 0..255, raises ValueError naming the table.
+ */
+PyObject *seat_hands(PyObject *self, PyObject *args) {
+    static const BufferSpec specs[3] = {{"hands", 'f', 0}, {"seat", 'q', 0}, {"out", 'B', 1}};
+    PyObject *objs[3];
+    int n;
+    if (!PyArg_ParseTuple(args, "iOOO:seat_hands", &n, &objs[0], &objs[1], &objs[2])) return NULL;
+    if (check_players(n) < 0) return NULL;
+    Py_buffer views[3];
+    memset(views, 0, sizeof views);
+    PyObject *result = NULL;
+    if (take_buffers(objs, specs, 3, views, -1) < 0) goto done;
+    Py_ssize_t b = views[1].len / 8;                       /* one seat per table */
+    Py_ssize_t expected[3] = {b * n * CARDS, b, b * CARDS};
+    if (check_lengths(views, specs, expected, 3, b, n) < 0) goto done;
+    const float *hands = views[0].buf;
+    const int64_t *seat = views[1].buf;
+    unsigned char *out = views[2].buf;
+    for (Py_ssize_t i = 0; i < b; i++) {
+        if (i + PREFETCH_ROWS < b && seat[i + PREFETCH_ROWS] >= 0 && seat[i + PREFETCH_ROWS] < n)
+            __builtin_prefetch(hands + ((i + PREFETCH_ROWS) * n + seat[i + PREFETCH_ROWS]) * CARDS);
+        int64_t s = seat[i];
+        if (s < 0 || s >= n) {
+            PyErr_Format(PyExc_ValueError, "table %zd: its seat is outside what a game state holds", i);
+            goto done;
+        }
+        const float *hand = hands + (i * n + s) * CARDS;
+        unsigned char *o = out + i * CARDS;
+        for (int c = 0; c < CARDS; c++) {
+            float v = hand[c];
+            if (!(v >= 0.0f && v <= 255.0f && v == (float)(int)v)) {
+                PyErr_Format(PyExc_ValueError, "table %zd: its hand's count of card %d is not a whole number "
+                             "of copies 0..255", i, c);
+                goto done;
+            }
+            o[c] = (unsigned char)v;
+        }
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    release_buffers(views, 3);
+    return result;
+}

@@ -20,8 +20,8 @@ def dealt(s: BatchState, stream: torch.Tensor, round_index: torch.Tensor, per_ha
     The shoe is a random order (from ``stream``) of every card; cards are dealt from its end,
     one at a time to each seat from the dealer's left, then one turned up; the rest, in order,
     is the stock. ``s``'s scores and game-over flags are kept."""
-    k, n, size = s.hands.shape[0], num_players, shoe_size
-    dev = s.hands.device
+    k, n, size = dealer.shape[0], num_players, shoe_size  # (no field read for its shape: fields
+    dev = dealer.device                                      # may be gathered on read, RowsOnRead)
     shoe = shuffle_order(stream, size) % 52
     dealt_cards = n * per_hand
     from_end = size - 1 - torch.arange(size, device=dev)
@@ -32,11 +32,11 @@ def dealt(s: BatchState, stream: torch.Tensor, round_index: torch.Tensor, per_ha
     hands.scatter_add_(1, slot, torch.ones_like(slot, dtype=COUNT_DTYPE))
     stock_len = size - 1 - dealt_cards
     up = shoe.gather(1, stock_len.unsqueeze(1))
-    pile = torch.zeros_like(s.pile)
+    pile = torch.zeros(k, size, dtype=shoe.dtype, device=dev)
     pile[:, :1] = up
     pile_counts = torch.zeros(k, 52, dtype=COUNT_DTYPE, device=dev)
     pile_counts.scatter_(1, up, 1)
-    blank = torch.zeros_like(s.known_taken)
+    blank = torch.zeros(k, n, 52, dtype=COUNT_DTYPE, device=dev)
     return BatchState(hands=hands[:, :n * 52].reshape(k, n, 52).contiguous(), stock=shoe, stock_len=stock_len,
                       pile=pile, pile_len=torch.ones_like(stock_len), pile_counts=pile_counts, known_taken=blank,
                       discards=blank.clone(), passed=blank.clone(), round_index=round_index, dealer=dealer,
@@ -56,4 +56,4 @@ def reshuffle(part: BatchState, stream: torch.Tensor, shoe_size: int) -> None:
     part.pile = torch.zeros_like(part.pile)
     part.pile[:, :1] = top
     part.pile_len = torch.ones_like(under)
-    part.pile_counts = torch.zeros_like(part.pile_counts).scatter_(1, top, 1)
+    part.pile_counts = torch.zeros(len(top), 52, dtype=COUNT_DTYPE, device=top.device).scatter_(1, top, 1)

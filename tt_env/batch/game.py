@@ -24,7 +24,7 @@ from .deal import dealt, reshuffle
 from .go_out import melds_completely
 from .go_out_filter import could_meld_completely
 from .moves import apply_moves, end_turns
-from .observe import observe, observe_and_mask, seat_counts
+from .observe import observe, observe_and_mask, seat_hand_bytes
 from .random_keys import seed_words, stream_base, uniform_below
 from .solver import BACKENDS as SOLVER_BACKENDS
 from .solver import least_penalty
@@ -255,10 +255,10 @@ class BatchGame:
             rows = mask.nonzero().squeeze(1)  # host: CPU only (self._sparse), no device to wait for
             if rows.numel() == 0:
                 return
-            part = self.state.rows(rows)
+            part = self.state.rows_on_read(rows)  # gathers only the fields fn reads
             outs = [o[rows] for o in outputs]
             fn(part, rows, *outs)
-            self.state.put_rows(rows, part)
+            part.write_back()  # and writes back only those it replaced
             for o, p in zip(outputs, outs):
                 o[rows] = p
             return
@@ -302,7 +302,7 @@ class BatchGame:
         On the every-row path the penalty of every ``discard`` row is also kept for scoring."""
         wild = self._round_number(self.state) + 2
         if self._sparse:  # only the hands that could meld completely are solved (melds_completely)
-            hands = seat_counts(self.state.hands, seat).to(torch.uint8)
+            hands = seat_hand_bytes(self.state.hands, seat, backend=self._kernel_backend)
             return melds_completely(hands, wild, self.rules, backend=self.solver)
         hands = self.state.hands[self._rows, seat].to(torch.uint8)
         if self._gathered:  # as on a CPU, but gathered to the front instead of picked out

@@ -2,7 +2,7 @@
 
 The kernels are C loops over the tables in the optional extension ``tt_env.batch._kernels``
 (``tt_env/batch/_kernels*.c``, built by ``pip install`` where a C compiler is found): the
-observation and mask (:mod:`tt_env.batch.observe`), the moves and the end of each turn
+observation and mask and a seat's hand as bytes (:mod:`tt_env.batch.observe`), the moves and the end of each turn
 (:mod:`tt_env.batch.moves`) and ``random-v0``'s pick (:func:`tt_env.batch.agents.nth_legal`).
 Each is None here where the extension is not built. Every caller takes ``backend=`` with the
 values :data:`KERNEL_BACKENDS` and asks :func:`use_c`; the tensor code is the reference.
@@ -20,8 +20,9 @@ try:
     from ._kernels import end_turns as c_end_turns
     from ._kernels import nth_legal as c_nth_legal
     from ._kernels import observe_and_mask as c_observe_and_mask
+    from ._kernels import seat_hands as c_seat_hands
 except ImportError:  # built without a compiler: the tensor code on every device
-    c_apply_moves = c_end_turns = c_nth_legal = c_observe_and_mask = None
+    c_apply_moves = c_end_turns = c_nth_legal = c_observe_and_mask = c_seat_hands = None
 
 KERNEL_BACKENDS = ("auto", "c", "torch")
 """The ``backend=`` values: ``"c"`` the C loop (CPU tensors, the built extension), ``"torch"``

@@ -19,6 +19,7 @@ import torch
 from ..observation import HAND_SCALE, SCORE_SCALE
 from ..observation.sizes import NUM_ACTIONS, OBS_FIXED, OBS_PER_PLAYER
 from .kernels import c_observe_and_mask as _c_observe_and_mask
+from .kernels import c_seat_hands as _c_seat_hands
 from .kernels import host_view, use_c
 from .state import COUNT_DTYPE, BatchState
 
@@ -124,6 +125,16 @@ def seat_counts(counts: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
     one ``index_select`` of flat rows, the cheapest row gather on a CPU."""
     b, n = counts.shape[0], counts.shape[1]
     return counts.view(-1, 52).index_select(0, torch.arange(0, b * n, n, device=counts.device) + seat)
+
+
+def seat_hand_bytes(counts: torch.Tensor, seat: torch.Tensor, *, backend: str = "auto") -> torch.Tensor:
+    """(B, 52) uint8 :func:`seat_counts` (the go-out check's input): on a CPU one C loop reads just
+    those rows and writes bytes, instead of a float copy of them and a conversion pass."""
+    if not use_c(_c_seat_hands, counts.device, backend):
+        return seat_counts(counts, seat).to(torch.uint8)
+    out = torch.empty(counts.shape[0], 52, dtype=torch.uint8)
+    _c_seat_hands(counts.shape[1], host_view(counts, COUNT_DTYPE), host_view(seat), out.numpy())  # host: CPU tensors
+    return out
 
 
 def _observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
