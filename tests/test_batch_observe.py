@@ -164,7 +164,7 @@ def test_a_seats_hand_as_bytes_in_c_is_the_tensor_codes(players: int) -> None:
 @needs_c
 def test_a_seats_hand_as_bytes_names_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
     counts, seat = torch.ones(4, 3, 52), torch.tensor([0, 1, 2, 0])
-    for value in (2.5, -1.0, 256.0, float("nan")):
+    for value in (2.5, -1.0, 256.0, 1e10, float("nan"), float("inf")):
         bad = counts.clone()
         bad[2, 2, 7] = value
         with pytest.raises(ValueError, match="table 2: its hand's count of card 7 is not a whole number of copies "

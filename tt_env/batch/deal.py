@@ -20,8 +20,9 @@ def dealt(s: BatchState, stream: torch.Tensor, round_index: torch.Tensor, per_ha
     The shoe is a random order (from ``stream``) of every card; cards are dealt from its end,
     one at a time to each seat from the dealer's left, then one turned up; the rest, in order,
     is the stock. ``s``'s scores and game-over flags are kept."""
-    k, n, size = dealer.shape[0], num_players, shoe_size  # (no field read for its shape: fields
-    dev = dealer.device                                      # may be gathered on read, RowsOnRead)
+    # shapes from the arguments, never from a field of s: s may gather a field on its first read (RowsOnRead)
+    k, n, size = dealer.shape[0], num_players, shoe_size
+    dev = dealer.device
     shoe = shuffle_order(stream, size) % 52
     dealt_cards = n * per_hand
     from_end = size - 1 - torch.arange(size, device=dev)
