@@ -53,12 +53,12 @@ setup(
                            depends=["tt_env/engine/meldsolver.h", "tt_env/engine/meldsolver_py.h"],
                            # no fused multiply-adds: draw_gain adds up floats exactly as Python does
                            extra_compile_args=["-O2", "-ffp-contract=off"], optional=True),
-                 # the batched engine's CPU kernels: observation and mask, moves, random-v0's choice.
+                 # the batched engine's CPU kernels: observation and mask, moves, deals, random-v0's choice.
                  # -O3 (Python's own default, which -O2 here would lower): gcc vectorises their
                  # per-card loops only there; still no fused multiply-adds, as above
                  Extension("tt_env.batch._kernels",
                            [f"tt_env/batch/{name}.c" for name in ("_kernels", "_kernels_observe", "_kernels_moves",
-                                                                   "_kernels_pick")],
+                                                                   "_kernels_deal", "_kernels_pick")],
                            depends=["tt_env/batch/_kernels.h"],
                            extra_compile_args=["-O3", "-ffp-contract=off"], optional=True)],
     cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithConfigs},

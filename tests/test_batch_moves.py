@@ -1,8 +1,9 @@
-"""The CPU kernels of a step against the tensor code: the moves, the end of each turn, random-v0's pick.
+"""The CPU kernels of a step against the tensor code: the moves, the end of each turn, the deals and
+stock refills, random-v0's pick.
 
 ``tests/test_batch_engine.py`` plays the engine against the scalar engine step by step through
 whichever backend ``"auto"`` picks (the C loops on a CPU when built). Here the C loops
-(``tt_env/batch/_kernels_moves.c``, ``_kernels_pick.c``) are checked against the tensor code (a
+(``tt_env/batch/_kernels_moves.c``, ``_kernels_deal.c``, ``_kernels_pick.c``) are checked against the tensor code (a
 GPU's path) on the same games: every field of the state and of the TimeStep after every step,
 with stock refills, partial steps (``active``), finished games, and unchecked actions; then the
 C loops' input errors.
@@ -16,6 +17,8 @@ import torch
 
 from tt_env.batch import BatchGame
 from tt_env.batch import agents as agents_module
+from tt_env.batch import deal as deal_module
+from tt_env.batch import game as game_module
 from tt_env.batch import moves as moves_module
 from tt_env.batch import observe as observe_module
 from tt_env.batch.agents import BatchRandom, nth_legal
@@ -57,8 +60,8 @@ def test_the_c_loops_play_what_the_tensor_code_plays(name: str, autoreset: bool)
     rules = RULES[name]
     c_game, torch_game = twin_games(rules, 16, seed=7, autoreset=autoreset)
     refills = []
-    reshuffle = c_game._reshuffle
-    c_game._reshuffle = lambda part, rows: (refills.append(len(rows)), reshuffle(part, rows))
+    refill = c_game._refill_stocks
+    c_game._refill_stocks = lambda empty: (refills.append(int(empty.sum())), refill(empty))
     agent = BatchRandom(rules, seed=9)
     c_ts, torch_ts = c_game.reset(), torch_game.reset()
     assert_same(c_game, torch_game, c_ts, torch_ts)
@@ -144,9 +147,11 @@ def _no_c_loop(*args: object) -> None:
 
 def test_the_engine_s_torch_path_never_runs_the_c_loops(monkeypatch: pytest.MonkeyPatch) -> None:
     """``BatchGame._kernel_backend = "torch"`` (the GPU's path on a CPU) runs no C loop of a step:
-    not the moves, the end of the turns or the observation, through refills and finished games."""
+    not the moves, the end of the turns, the observation, the go-out check's hands or the deals,
+    through finished games."""
     for module, name in [(moves_module, "_c_apply_moves"), (moves_module, "_c_end_turns"),
-                         (observe_module, "_c_observe_and_mask")]:
+                         (observe_module, "_c_observe_and_mask"), (observe_module, "_c_seat_hands"),
+                         (deal_module, "_c_deal_rows"), (deal_module, "_c_reshuffle_rows")]:
         monkeypatch.setattr(module, name, _no_c_loop)
     rules = Rules(rounds=(1,), max_turns_per_round=40)
     game = BatchGame(rules, 8, seed=1)
@@ -229,9 +234,91 @@ def test_the_move_loops_name_bad_input() -> None:
                                    np.zeros(4, dtype=np.int64))
 
 
+def cloned(state: BatchState) -> BatchState:
+    return BatchState(**{name: value.clone() for name, value in state.fields().items()})
+
+
+def mid_game(rules: Rules, tables: int, seed: int, steps: int) -> BatchGame:
+    game = BatchGame(rules, tables, seed=seed)
+    agent = BatchRandom(rules, seed=seed)
+    ts = game.reset()
+    for _ in range(steps):
+        ts = game.step(agent.act(ts.observation, ts.action_mask))
+    return game
+
+
+@needs_c
+@pytest.mark.parametrize("name", list(RULES))
+def test_deals_and_refills_in_c_are_the_tensor_codes(name: str) -> None:
+    """``deal_rows`` and ``reshuffle_rows`` on rows in any order (new games and next rounds mixed,
+    piles of every length down to none) against the tensor code on the same state."""
+    rules = RULES[name]
+    game = mid_game(rules, 24, seed=3, steps=37)
+    game._kernel_backend = "torch"
+    gen = torch.Generator().manual_seed(len(name))
+    rows = torch.randperm(24, generator=gen)[:15]
+    fresh = torch.rand(15, generator=gen) < 0.5
+    mask = torch.zeros(24, dtype=torch.bool).index_fill_(0, rows, True)
+    by_c = cloned(game.state)
+    deal_module.deal_rows(by_c, rows, fresh, game._seed32, game._rounds, game_module._FIRST_DEALER_SALT)
+    game._deal_tables(mask, torch.zeros(24, dtype=torch.bool).index_put_((rows,), fresh))
+    for field, value in by_c.fields().items():
+        assert torch.equal(value, getattr(game.state, field)), field
+    game = mid_game(rules, 24, seed=4, steps=61)
+    game._kernel_backend = "torch"
+    game.state.pile_len[rows[:3]] = torch.tensor([0, 1, 2])
+    by_c = cloned(game.state)
+    deal_module.reshuffle_rows(by_c, rows, game._seed32)
+    game._refill_stocks(mask)
+    for field, value in by_c.fields().items():
+        assert torch.equal(value, getattr(game.state, field)), field
+
+
+@needs_c
+def test_the_deal_loops_name_bad_input_and_change_nothing() -> None:
+    game = mid_game(Rules(num_players=3, rounds=(2, 5)), 4, seed=1, steps=9)
+    s, before = game.state, cloned(game.state)
+
+    def deal(rows: list[int], fresh: list[bool], rounds: tuple[int, ...] = (2, 5)) -> None:
+        deal_module.deal_rows(s, torch.tensor(rows), torch.tensor(fresh), 7, torch.tensor(rounds), 1)
+
+    def unchanged() -> None:
+        for field, value in before.fields().items():
+            assert torch.equal(value, getattr(s, field)), field
+
+    with pytest.raises(ValueError, match=r"rows\[1\]=4 is not a table: use 0..3"):
+        deal([0, 4], [False, False])
+    s.round_index[2] = 2
+    with pytest.raises(ValueError, match="table 2: its round_index is outside what a game state holds"):
+        deal([0, 2], [False, False])
+    s.round_index[2], s.dealer[1] = 1, 3
+    with pytest.raises(ValueError, match="table 1: its dealer is outside what a game state holds"):
+        deal([1], [False])
+    with pytest.raises(ValueError, match=r"rounds\[1\]=40 cannot be dealt to 3 players from 104 cards"):
+        deal([0], [True], (2, 40))
+    s.round_index[2], s.dealer[1] = before.round_index[2], before.dealer[1]
+    unchanged()
+    pile_len = s.pile_len.clone()
+    s.pile_len[3] = 105  # two decks: 104 cards
+    with pytest.raises(ValueError, match="table 3: its pile_len is outside what a game state holds"):
+        deal_module.reshuffle_rows(s, torch.tensor([0, 3]), 7)
+    s.pile_len[3], s.pile[0, int(pile_len[0]) - 1] = pile_len[3], 52
+    with pytest.raises(ValueError, match="table 0: its pile is outside what a game state holds"):
+        deal_module.reshuffle_rows(s, torch.tensor([0, 3]), 7)
+    s.pile[0] = before.pile[0]
+    unchanged()
+    with pytest.raises(TypeError, match="fresh must be a contiguous bool buffer"):
+        deal_module._c_deal_rows(3, 7, 1, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                                 *[np.zeros(1)] * 20)
+    s.round_index[2], s.dealer[2] = 9, 9
+    deal([2, 0], [True, False])  # a fresh table's round index and dealer are not read
+    assert int(s.round_index[2]) == 0 and int(s.round_index[0]) == min(int(before.round_index[0]) + 1, 1)
+
+
 def test_every_kernel_comes_with_the_extension() -> None:
     """One extension holds every CPU kernel: built, each is there; not built, none is (the
     tests above are then skipped, and ``test_batch_observe`` checks the build itself)."""
     kernels = [moves_module._c_apply_moves, moves_module._c_end_turns, agents_module._c_nth_legal,
-               observe_module._c_observe_and_mask]
+               observe_module._c_observe_and_mask, observe_module._c_seat_hands, deal_module._c_deal_rows,
+               deal_module._c_reshuffle_rows]
     assert all(k is not None for k in kernels) or all(k is None for k in kernels)

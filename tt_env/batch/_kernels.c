@@ -5,6 +5,7 @@
  * tensor code, which is the reference these kernels are tested against.
  *   _kernels_observe.c  the observation and action mask, and a seat's hand as bytes (tt_env/batch/observe.py)
  *   _kernels_moves.c    the moves and the end of each turn (tt_env/batch/moves.py)
+ *   _kernels_deal.c     the deals and stock refills (tt_env/batch/deal.py)
  *   _kernels_pick.c     random-v0's choice (tt_env/batch/agents.py)
  */
 #include "_kernels.h"
@@ -27,6 +28,15 @@ static PyMethodDef methods[] = {
     {"seat_hands", seat_hands, METH_VARARGS,
      "seat_hands(num_players, hands, seat, out)\n--\n\n"
      "Write the counts of each table's `seat` hand into out as uint8 (tt_env/batch/observe.py)."},
+    {"deal_rows", deal_rows, METH_VARARGS,
+     "deal_rows(num_players, seed32, first_dealer_salt, rows, fresh, rounds, hands, stock, stock_len, pile, "
+     "pile_len, pile_counts, known_taken, discards, passed, round_index, dealer, current, phase, scores, "
+     "went_out, turn, taken, game_over, counter)\n--\n\n"
+     "Deal the tables of rows their next round, or where fresh a new game's first, in place "
+     "(tt_env/batch/deal.py)."},
+    {"reshuffle_rows", reshuffle_rows, METH_VARARGS,
+     "reshuffle_rows(seed32, rows, stock, stock_len, pile, pile_len, pile_counts, counter)\n--\n\n"
+     "Refill the stocks of the tables of rows from their discard piles, in place (tt_env/batch/deal.py)."},
     {"nth_legal", nth_legal, METH_VARARGS,
      "nth_legal(mask, u, actions)\n--\n\n"
      "Write each row's int(u * L)-th legal action (random-v0; tt_env/batch/agents.py)."},

@@ -101,5 +101,7 @@ PyObject *apply_moves(PyObject *self, PyObject *args);
 PyObject *end_turns(PyObject *self, PyObject *args);
 PyObject *nth_legal(PyObject *self, PyObject *args);
 PyObject *seat_hands(PyObject *self, PyObject *args);
+PyObject *deal_rows(PyObject *self, PyObject *args);
+PyObject *reshuffle_rows(PyObject *self, PyObject *args);
 
 #endif

@@ -2,15 +2,50 @@
 
 Dealing is :func:`tt_env.engine.game._deal` and the reshuffle ``engine.game._refill_stock``, for
 many tables at once: the same cards go to the same places; only the shuffles come from the
-batch's own counter-based streams (:mod:`tt_env.batch.random_keys`).
+batch's own counter-based streams (:mod:`tt_env.batch.random_keys`). The tensor code here is the
+reference and every device's path; on a CPU, :func:`deal_rows` and :func:`reshuffle_rows` do the
+same in one C loop over the tables that need it (``tt_env/batch/_kernels_deal.c``).
 """
 
 from __future__ import annotations
 
 import torch
 
+from .kernels import c_deal_rows as _c_deal_rows
+from .kernels import c_reshuffle_rows as _c_reshuffle_rows
+from .kernels import host_view, use_c
+from .kernels import written_view as _written
 from .random_keys import shuffle_order, shuffle_prefix
 from .state import COUNT_DTYPE, BatchState
+
+_DEAL_FIELDS = ("hands", "stock", "stock_len", "pile", "pile_len", "pile_counts", "known_taken", "discards",
+                "passed", "round_index", "dealer", "current", "phase", "scores", "went_out", "turn", "taken")
+"""The fields :func:`deal_rows` writes, in its C loop's order (then game_over and counter)."""
+
+
+def deals_in_c(device: torch.device, backend: str) -> bool:
+    """Whether :func:`deal_rows` and :func:`reshuffle_rows` run here (the C loop for ``backend``)."""
+    return use_c(_c_deal_rows, device, backend)
+
+
+def deal_rows(state: BatchState, rows: torch.Tensor, fresh: torch.Tensor, seed32: int, rounds: torch.Tensor,
+              first_dealer_salt: int) -> None:
+    """Deal the tables ``rows`` ((K,) distinct table ids) of a CPU ``state`` in place, by the C loop:
+    their next round, or where ``fresh`` ((K,) bool) a new game's first (the scores cleared, the
+    first dealer drawn from the table's stream with ``first_dealer_salt``). What ``BatchGame._deal``
+    and :func:`dealt` do, bit for bit; ``rounds`` are the rules' round numbers."""
+    counts = {"hands", "pile_counts", "known_taken", "discards", "passed"}
+    fields = [_written(state, name, COUNT_DTYPE if name in counts else torch.int64) for name in _DEAL_FIELDS]
+    _c_deal_rows(state.hands.shape[1], seed32, first_dealer_salt, host_view(rows), host_view(fresh, torch.bool),
+                 host_view(rounds), *fields, _written(state, "game_over", torch.bool), _written(state, "counter"))
+
+
+def reshuffle_rows(state: BatchState, rows: torch.Tensor, seed32: int) -> None:
+    """:func:`reshuffle` of the tables ``rows`` ((K,) distinct table ids) of a CPU ``state`` in place,
+    by the C loop, with each table's stream."""
+    _c_reshuffle_rows(seed32, host_view(rows), _written(state, "stock"), _written(state, "stock_len"),
+                      _written(state, "pile"), _written(state, "pile_len"), _written(state, "pile_counts", COUNT_DTYPE),
+                      _written(state, "counter"))
 
 
 def dealt(s: BatchState, stream: torch.Tensor, round_index: torch.Tensor, per_hand: torch.Tensor,

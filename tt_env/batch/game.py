@@ -20,7 +20,7 @@ from ..engine.rules import Rules
 from ..engine.scoring import REWARD_MODES, penalty_rewards, relative_rewards
 from ..observation import observation_size
 from . import solver_triton
-from .deal import dealt, reshuffle
+from .deal import deal_rows, deals_in_c, dealt, reshuffle, reshuffle_rows
 from .go_out import melds_completely
 from .go_out_filter import could_meld_completely
 from .moves import apply_moves, end_turns
@@ -149,7 +149,7 @@ class BatchGame:
         s = self.state
         n = self.num_players
         seat = s.current  # (read before end_turns passes the turn on)
-        discard = apply_moves(s, actions, active, lambda empty: self._on_rows(empty, self._reshuffle),
+        discard = apply_moves(s, actions, active, self._refill_stocks,
                               may_draw=lockstep != 1, backend=self._kernel_backend)
 
         # going out: the first discard that leaves a fully melded hand
@@ -174,7 +174,7 @@ class BatchGame:
             if self.autoreset:
                 final = self._final_observations(over, final_seat)
             fresh = over if self.autoreset else torch.zeros_like(over)
-            self._on_rows(ends if self.autoreset else ends & ~over, self._deal, fresh)
+            self._deal_tables(ends if self.autoreset else ends & ~over, fresh)
         return self._timestep(rewards, ends, over, scores, points, final, went_now, ended_round)
 
     @property
@@ -210,7 +210,7 @@ class BatchGame:
         mask = torch.as_tensor(mask, device=self.device, dtype=torch.bool)
         if mask.shape != (self.num_tables,):
             raise ValueError(f"mask must have shape ({self.num_tables},), got {tuple(mask.shape)}")
-        self._on_rows(mask, self._deal, torch.ones_like(mask))
+        self._deal_tables(mask, torch.ones_like(mask))
         if self._lockstep_phase != 0:  # a new game starts in the draw phase
             self._lockstep_phase = None
         zeros = torch.zeros(self.num_tables, self.num_players, device=self.device)
@@ -353,8 +353,9 @@ class BatchGame:
     def _deal(self, part: BatchState, rows: torch.Tensor, fresh: torch.Tensor) -> None:
         """Deal the ``part`` tables (table ids ``rows``) their next round, or where ``fresh`` holds
         a new game's first: scores cleared and the first dealer drawn from the table's stream
-        (one draw of its counter before the deal's). The one owner of every deal, so that a
-        table's counter moves the same way on every path and device."""
+        (one draw of its counter before the deal's). The tensor code of every deal, so that a
+        table's counter moves the same way on every path and device (a CPU's C loop,
+        :func:`tt_env.batch.deal.deal_rows`, does the same bit for bit)."""
         n = self.num_players
         first_dealer = uniform_below(stream_base(self._seed32, rows, part.counter), n, _FIRST_DEALER_SALT)
         part.counter = part.counter + fresh.long()
@@ -366,6 +367,27 @@ class BatchGame:
         dealt = self._dealt(part, rows, nxt, torch.where(fresh, first_dealer, (part.dealer + 1) % n))
         for name, value in dealt.fields().items():
             setattr(part, name, value)
+
+    def _deal_tables(self, mask: torch.Tensor, fresh: torch.Tensor) -> None:
+        """:meth:`_deal` of the tables where ``mask`` holds (``fresh``, (B,) bool: a new game's first
+        deal there); on a CPU one C loop over them, in place (:func:`tt_env.batch.deal.deal_rows`)."""
+        if self._sparse and deals_in_c(self.state.hands.device, self._kernel_backend):
+            rows = mask.nonzero().squeeze(1)  # host: CPU only (self._sparse), no device to wait for
+            if rows.numel():
+                deal_rows(self.state, rows, fresh.index_select(0, rows), self._seed32, self._rounds,
+                          _FIRST_DEALER_SALT)
+            return
+        self._on_rows(mask, self._deal, fresh)
+
+    def _refill_stocks(self, empty: torch.Tensor) -> None:
+        """:meth:`_reshuffle` of the tables where ``empty`` holds; on a CPU one C loop over them, in
+        place (:func:`tt_env.batch.deal.reshuffle_rows`)."""
+        if self._sparse and deals_in_c(self.state.hands.device, self._kernel_backend):
+            rows = empty.nonzero().squeeze(1)  # host: CPU only (self._sparse), no device to wait for
+            if rows.numel():
+                reshuffle_rows(self.state, rows, self._seed32)
+            return
+        self._on_rows(empty, self._reshuffle)
 
     def _dealt(self, s: BatchState, rows: torch.Tensor, round_index: torch.Tensor, dealer: torch.Tensor) -> BatchState:
         """``s`` with a new round dealt (:func:`tt_env.batch.deal.dealt`)."""

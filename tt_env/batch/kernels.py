@@ -2,8 +2,9 @@
 
 The kernels are C loops over the tables in the optional extension ``tt_env.batch._kernels``
 (``tt_env/batch/_kernels*.c``, built by ``pip install`` where a C compiler is found): the
-observation and mask and a seat's hand as bytes (:mod:`tt_env.batch.observe`), the moves and the end of each turn
-(:mod:`tt_env.batch.moves`) and ``random-v0``'s pick (:func:`tt_env.batch.agents.nth_legal`).
+observation and mask and a seat's hand as bytes (:mod:`tt_env.batch.observe`), the moves and
+the end of each turn (:mod:`tt_env.batch.moves`), the deals and stock refills
+(:mod:`tt_env.batch.deal`) and ``random-v0``'s pick (:func:`tt_env.batch.agents.nth_legal`).
 Each is None here where the extension is not built. Every caller takes ``backend=`` with the
 values :data:`KERNEL_BACKENDS` and asks :func:`use_c`; the tensor code is the reference.
 """
@@ -17,12 +18,15 @@ import torch
 
 try:
     from ._kernels import apply_moves as c_apply_moves
+    from ._kernels import deal_rows as c_deal_rows
     from ._kernels import end_turns as c_end_turns
     from ._kernels import nth_legal as c_nth_legal
     from ._kernels import observe_and_mask as c_observe_and_mask
+    from ._kernels import reshuffle_rows as c_reshuffle_rows
     from ._kernels import seat_hands as c_seat_hands
 except ImportError:  # built without a compiler: the tensor code on every device
-    c_apply_moves = c_end_turns = c_nth_legal = c_observe_and_mask = c_seat_hands = None
+    c_apply_moves = c_deal_rows = c_end_turns = c_nth_legal = c_observe_and_mask = c_reshuffle_rows = None
+    c_seat_hands = None
 
 KERNEL_BACKENDS = ("auto", "c", "torch")
 """The ``backend=`` values: ``"c"`` the C loop (CPU tensors, the built extension), ``"torch"``
@@ -45,3 +49,14 @@ def host_view(t: torch.Tensor, dtype: torch.dtype = torch.int64) -> np.ndarray:
     """A numpy view of a CPU tensor for a C loop to read (a copy only if it is not contiguous or
     not of ``dtype``)."""
     return t.to(dtype).contiguous().numpy()  # host: CPU tensors (checked by use_c)
+
+
+def written_view(state: object, name: str, dtype: torch.dtype = torch.int64) -> np.ndarray:
+    """A numpy view of the field ``name`` of ``state`` (a ``BatchState``), which a C loop writes in
+    place: the field is first made a contiguous tensor of ``dtype`` if it is not one (never so in
+    the engine's own states), so that the writes land in the state, never in a copy."""
+    t = getattr(state, name)
+    if t.dtype != dtype or not t.is_contiguous():
+        t = t.to(dtype).contiguous()
+        setattr(state, name, t)
+    return t.numpy()  # host: CPU tensors (checked by use_c)

@@ -23,6 +23,7 @@ from ..engine.game import DISCARD_BASE
 from .kernels import c_apply_moves as _c_apply_moves
 from .kernels import c_end_turns as _c_end_turns
 from .kernels import host_view, use_c
+from .kernels import written_view as _written
 from .observe import pile_top, row_items
 from .state import COUNT_DTYPE, BatchState
 
@@ -111,16 +112,6 @@ def end_turns(state: BatchState, discarded: torch.Tensor, goes_out: torch.Tensor
 def _table_rows(num_tables: int, device: torch.device) -> torch.Tensor:
     """(B,) 0..B-1: each table's row (kept for the last few batch sizes; never written)."""
     return torch.arange(num_tables, device=device)
-
-
-def _written(state: BatchState, name: str, dtype: torch.dtype = torch.int64):
-    """A numpy view of the field ``name``, which the C loop writes in place: the field is first
-    made a contiguous tensor of ``dtype`` if it is not one (never so in the engine's own states)."""
-    t = getattr(state, name)
-    if t.dtype != dtype or not t.is_contiguous():
-        t = t.to(dtype).contiguous()
-        setattr(state, name, t)
-    return t.numpy()  # host: CPU tensors (checked by use_c)
 
 
 def _apply_in_c(s: BatchState, actions: torch.Tensor, active: torch.Tensor | None,
