@@ -14,8 +14,8 @@ engine is not changed otherwise):
   ends of turns (every step);
 - ``go-out check``: ``BatchGame._penalty_is_zero``, which gathers the movers' hands and asks
   ``melds_completely`` (on a discard step);
-- ``round ends and deals``: ``BatchGame._on_rows``, the rows whose round ended (scoring, the
-  next deal) and the rare reshuffle;
+- ``round ends and deals``: ``BatchGame._on_rows``, ``_deal_tables`` and ``_refill_stocks``,
+  the rows whose round ended (scoring, the next deal) and the rare reshuffle;
 - ``agent``: ``BatchRandom.act``;
 - ``rest of the step``: the action checks, the rewards, the scores and the TimeStep.
 
@@ -43,13 +43,14 @@ from tt_env.batch import game as game_module  # noqa: E402
 from tt_env.batch.agents import BatchRandom  # noqa: E402
 from tt_env.engine.rules import Rules  # noqa: E402
 
-PARTS = {  # label: (owner, attribute)
-    "observe_and_mask": (game_module, "observe_and_mask"),
-    "moves": (game_module, "apply_moves"),
-    "end of turns": (game_module, "end_turns"),
-    "go-out check": (game_module.BatchGame, "_penalty_is_zero"),
-    "round ends and deals": (game_module.BatchGame, "_on_rows"),
-    "agent": (BatchRandom, "act"),
+PARTS = {  # label: the (owner, attribute) pairs timed under it
+    "observe_and_mask": [(game_module, "observe_and_mask")],
+    "moves": [(game_module, "apply_moves")],
+    "end of turns": [(game_module, "end_turns")],
+    "go-out check": [(game_module.BatchGame, "_penalty_is_zero")],
+    "round ends and deals": [(game_module.BatchGame, "_on_rows"), (game_module.BatchGame, "_deal_tables"),
+                             (game_module.BatchGame, "_refill_stocks")],
+    "agent": [(BatchRandom, "act")],
 }
 
 
@@ -73,10 +74,11 @@ def breakdown(players: int, tables: int, seconds: float, repeats: int, warmup_st
               seed: int) -> dict[str, float]:
     """Median milliseconds per step of each part, of the whole step and decisions per second."""
     spent: dict[str, float] = defaultdict(float)
-    originals = {label: getattr(owner, name) for label, (owner, name) in PARTS.items()}
+    targets = [(label, owner, name) for label, pairs in PARTS.items() for owner, name in pairs]
+    originals = {(owner, name): getattr(owner, name) for _, owner, name in targets}
     inside: list[float] = []  # the time of timed parts called by the timed part running
-    for label, (owner, name) in PARTS.items():
-        setattr(owner, name, _timed(spent, label, originals[label], inside))
+    for label, owner, name in targets:
+        setattr(owner, name, _timed(spent, label, originals[owner, name], inside))
     try:
         rules = Rules(num_players=players)
         game = game_module.BatchGame(rules, tables, seed=seed)
@@ -100,8 +102,8 @@ def breakdown(players: int, tables: int, seconds: float, repeats: int, warmup_st
         result["decisions/s"] = tables / result["whole step"] * 1e3
         return result
     finally:
-        for label, (owner, name) in PARTS.items():
-            setattr(owner, name, originals[label])
+        for (owner, name), original in originals.items():
+            setattr(owner, name, original)
 
 
 def main() -> None:
