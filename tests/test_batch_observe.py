@@ -148,6 +148,23 @@ def test_the_c_loop_names_bad_input() -> None:
         call(pile=bad_pile)
 
 
+@pytest.mark.parametrize("backend", ["c", "torch"])
+def test_the_observation_goes_into_out_when_given(backend: str) -> None:
+    if backend == "c" and observe_module._c_observe_and_mask is None:
+        pytest.skip("the C extension is not built")
+    game = BatchGame(Rules(num_players=3), 6, seed=2)
+    game.reset()
+    args = (game.state, game.round_number, game.shoe_size, 200, False)
+    expected, expected_mask = observe_and_mask(*args, backend=backend)
+    out = torch.full((6, 401), 7.0)
+    obs, mask = observe_and_mask(*args, backend=backend, out=out)
+    assert obs is out and torch.equal(out, expected) and torch.equal(mask, expected_mask)
+    for bad in (torch.zeros(6, 400), torch.zeros(6, 401, dtype=torch.float64), torch.zeros(401, 6).t()):
+        with pytest.raises(ValueError, match=r"out is a torch.float\d+ tensor of shape \(6, 40[01]\): it must be a "
+                                             r"contiguous float32 one of shape \(6, 401\)"):
+            observe_and_mask(*args, backend=backend, out=bad)
+
+
 @needs_c
 @pytest.mark.parametrize("players", [2, 5, 8])
 def test_a_seats_hand_as_bytes_in_c_is_the_tensor_codes(players: int) -> None:

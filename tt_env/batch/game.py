@@ -20,6 +20,7 @@ from ..engine.rules import Rules
 from ..engine.scoring import REWARD_MODES, penalty_rewards, relative_rewards
 from ..observation import observation_size
 from . import solver_triton
+from .buffers import ReusedArrays
 from .deal import deal_rows, deals_in_c, dealt, reshuffle, reshuffle_rows
 from .go_out import melds_completely
 from .go_out_filter import could_meld_completely
@@ -99,6 +100,7 @@ class BatchGame:
         self._sparse = self.device.type == "cpu"
         """Whether the rare parts of a step run on the rows that need them (CPU) or on every row
         with a select (other devices; tests set it False to run the accelerator's path on a CPU)."""
+        self._outputs = ReusedArrays() if self._sparse else None  # the observations' memory, on a CPU
         self._kernel_backend = "auto"
         """The backend of the observation and the moves (``kernels.KERNEL_BACKENDS``): on a CPU
         ``"auto"`` is the C loops; tests and benchmarks set ``"torch"`` with ``_sparse`` to run a
@@ -419,17 +421,26 @@ class BatchGame:
             return penalty_rewards(p)
         return torch.where(over.unsqueeze(1), win_rewards(scores).double(), 0.0)
 
+    def _observation_buffer(self) -> torch.Tensor | None:
+        """On a CPU, an observation-sized tensor whose memory no earlier TimeStep still holds
+        (:class:`tt_env.batch.buffers.ReusedArrays`: no fresh pages to fault in at each step);
+        elsewhere None (a new tensor)."""
+        if self._outputs is None:
+            return None
+        return self._outputs.empty((self.num_tables, self.observation_size), np.float32)
+
     def _timestep(self, rewards: torch.Tensor, ends: torch.Tensor, over: torch.Tensor, scores: torch.Tensor,
                   points: torch.Tensor, final: tuple[torch.Tensor, torch.Tensor] | torch.Tensor | None, went_now: torch.Tensor | None = None,
                   ended_round: torch.Tensor | None = None) -> TimeStep:
         s = self.state
         obs, self._mask = observe_and_mask(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round,
-                                           self.rules.discard_drawn_discard, backend=self._kernel_backend)
+                                           self.rules.discard_drawn_discard, backend=self._kernel_backend,
+                                           out=self._observation_buffer())
         if final is None:
             final = obs
         elif isinstance(final, tuple):
             rows, values = final
-            final = obs.clone()
+            final = obs.clone() if self._outputs is None else self._observation_buffer().copy_(obs)
             final[rows] = values
         else:
             final = torch.where(over.unsqueeze(1), final, obs)

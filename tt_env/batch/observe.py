@@ -83,12 +83,21 @@ def observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_t
 
 
 def observe_and_mask(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
-                     discard_drawn_discard: bool, *, backend: str = "auto") -> tuple[torch.Tensor, torch.Tensor]:
-    """The seat to move's observation and (B, 54) bool legal actions (they share the hand)."""
+                     discard_drawn_discard: bool, *, backend: str = "auto", out: torch.Tensor | None = None
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The seat to move's observation and (B, 54) bool legal actions (they share the hand).
+
+    ``out``: a contiguous (B, 107N+80) float32 tensor on the state's device that receives the
+    observation (and is returned), instead of a new one."""
+    if out is not None and (out.shape != (state.hands.shape[0], OBS_PER_PLAYER * state.hands.shape[1] + OBS_FIXED)
+                            or out.dtype != COUNT_DTYPE or not out.is_contiguous()):
+        raise ValueError(f"out is a {out.dtype} tensor of shape {tuple(out.shape)}: it must be a contiguous "
+                         f"float32 one of shape ({state.hands.shape[0]}, "
+                         f"{OBS_PER_PLAYER * state.hands.shape[1] + OBS_FIXED})")
     if _use_c(state, backend):
-        return _observe_in_c(state, round_number, num_cards, max_turns, None, discard_drawn_discard)
+        return _observe_in_c(state, round_number, num_cards, max_turns, None, discard_drawn_discard, out)
     obs, hand = _observe(state, round_number, num_cards, max_turns, None)
-    return obs, _legal_mask(state, hand, discard_drawn_discard)
+    return obs if out is None else out.copy_(obs), _legal_mask(state, hand, discard_drawn_discard)
 
 
 def _use_c(state: BatchState, backend: str) -> bool:
@@ -97,11 +106,12 @@ def _use_c(state: BatchState, backend: str) -> bool:
 
 
 def _observe_in_c(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
-                  seat: torch.Tensor | None, discard_drawn_discard: bool | None
+                  seat: torch.Tensor | None, discard_drawn_discard: bool | None, out: torch.Tensor | None = None
                   ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """The C loop's observation of ``seat`` and, unless ``discard_drawn_discard`` is None, the mask."""
+    """The C loop's observation of ``seat`` (into ``out`` if given) and, unless
+    ``discard_drawn_discard`` is None, the mask."""
     b, n = state.hands.shape[0], state.hands.shape[1]
-    obs = torch.empty(b, OBS_PER_PLAYER * n + OBS_FIXED, dtype=COUNT_DTYPE)
+    obs = torch.empty(b, OBS_PER_PLAYER * n + OBS_FIXED, dtype=COUNT_DTYPE) if out is None else out
     mask = None if discard_drawn_discard is None else torch.empty(b, NUM_ACTIONS, dtype=torch.bool)
 
     s, f32 = state, COUNT_DTYPE
