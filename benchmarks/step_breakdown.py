@@ -17,7 +17,10 @@ engine is not changed otherwise):
 - ``round ends and deals``: ``BatchGame._on_rows``, ``_deal_tables`` and ``_refill_stocks``,
   the rows whose round ended (scoring, the next deal) and the rare reshuffle;
 - ``agent``: ``BatchRandom.act``;
-- ``rest of the step``: the action checks, the rewards, the scores and the TimeStep.
+- ``rest of the step``: the action checks, the rewards, the scores and the TimeStep;
+
+and the page faults per step (the process's minor faults: fresh memory the kernel maps and
+zeroes, which a step that allocates large tensors may pay again and again).
 
 A step alternates between a draw step and a discard step (the tables stay in lockstep), so the
 parts are averaged over both. Medians over ``--repeats`` timed runs of ``--seconds`` each.
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import sys
 import time
@@ -89,12 +93,13 @@ def breakdown(players: int, tables: int, seconds: float, repeats: int, warmup_st
         runs: dict[str, list[float]] = defaultdict(list)
         for _ in range(repeats):
             spent.clear()
-            steps, start = 0, time.perf_counter()
+            steps, start, faults = 0, time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             while steps % 2 or time.perf_counter() - start < seconds:  # whole draw + discard pairs
                 ts = game.step(agent.act(ts.observation, ts.action_mask))
                 steps += 1
             total = (time.perf_counter() - start) / steps * 1e3
             runs["whole step"].append(total)
+            runs["page faults"].append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults) / steps)
             for label in PARTS:
                 runs[label].append(spent[label] / steps * 1e3)
             runs["rest of the step"].append(total - sum(spent[label] for label in PARTS) / steps * 1e3)
@@ -132,6 +137,7 @@ def main() -> None:
     rows = [[label] + [f"{results[t][label]:.2f} ({results[t][label] / results[t]['whole step']:.0%})"
                        for t in tables] for label in labels]
     rows.append(["decisions/s"] + [f"{results[t]['decisions/s']:,.0f}" for t in tables])
+    rows.append(["page faults per step"] + [f"{results[t]['page faults']:,.0f}" for t in tables])
     print_table(["part", *(f"{t:,} tables" for t in tables)], rows)
 
 
