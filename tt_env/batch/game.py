@@ -421,26 +421,20 @@ class BatchGame:
             return penalty_rewards(p)
         return torch.where(over.unsqueeze(1), win_rewards(scores).double(), 0.0)
 
-    def _observation_buffer(self) -> torch.Tensor | None:
-        """On a CPU, an observation-sized tensor whose memory no earlier TimeStep still holds
-        (:class:`tt_env.batch.buffers.ReusedArrays`: no fresh pages to fault in at each step);
-        elsewhere None (a new tensor)."""
-        if self._outputs is None:
-            return None
-        return self._outputs.empty((self.num_tables, self.observation_size), np.float32)
-
     def _timestep(self, rewards: torch.Tensor, ends: torch.Tensor, over: torch.Tensor, scores: torch.Tensor,
                   points: torch.Tensor, final: tuple[torch.Tensor, torch.Tensor] | torch.Tensor | None, went_now: torch.Tensor | None = None,
                   ended_round: torch.Tensor | None = None) -> TimeStep:
         s = self.state
+        # on a CPU, memory no earlier TimeStep holds (ReusedArrays: no fresh pages to fault in each step)
+        shape = (self.num_tables, self.observation_size)
+        out = None if self._outputs is None else self._outputs.empty(shape, np.float32)
         obs, self._mask = observe_and_mask(s, self._round_number(s), self.shoe_size, self.rules.max_turns_per_round,
-                                           self.rules.discard_drawn_discard, backend=self._kernel_backend,
-                                           out=self._observation_buffer())
+                                           self.rules.discard_drawn_discard, backend=self._kernel_backend, out=out)
         if final is None:
             final = obs
         elif isinstance(final, tuple):
             rows, values = final
-            final = obs.clone() if self._outputs is None else self._observation_buffer().copy_(obs)
+            final = obs.clone() if self._outputs is None else self._outputs.empty(shape, np.float32).copy_(obs)
             final[rows] = values
         else:
             final = torch.where(over.unsqueeze(1), final, obs)

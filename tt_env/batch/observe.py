@@ -89,11 +89,10 @@ def observe_and_mask(state: BatchState, round_number: torch.Tensor, num_cards: i
 
     ``out``: a contiguous (B, 107N+80) float32 tensor on the state's device that receives the
     observation (and is returned), instead of a new one."""
-    if out is not None and (out.shape != (state.hands.shape[0], OBS_PER_PLAYER * state.hands.shape[1] + OBS_FIXED)
-                            or out.dtype != COUNT_DTYPE or not out.is_contiguous()):
+    shape = (state.hands.shape[0], OBS_PER_PLAYER * state.hands.shape[1] + OBS_FIXED)
+    if out is not None and (out.shape != shape or out.dtype != COUNT_DTYPE or not out.is_contiguous()):
         raise ValueError(f"out is a {out.dtype} tensor of shape {tuple(out.shape)}: it must be a contiguous "
-                         f"float32 one of shape ({state.hands.shape[0]}, "
-                         f"{OBS_PER_PLAYER * state.hands.shape[1] + OBS_FIXED})")
+                         f"float32 one of shape {shape}")
     if _use_c(state, backend):
         return _observe_in_c(state, round_number, num_cards, max_turns, None, discard_drawn_discard, out)
     obs, hand = _observe(state, round_number, num_cards, max_turns, None)
