@@ -11,8 +11,10 @@ launches (docs/batched-engine.md). This counts them without a GPU, with torch's 
 (views, which launch nothing, left out):
 
 - one draw step and one discard step of ``BatchGame`` on the every-row path a GPU takes, in
-  each ``solving`` mode, with the C solver standing in for the meld program (the observation
-  by the tensor code, as on a GPU, not the CPU's C loop);
+  each ``solving`` mode, with the C solver standing in for the meld program, and the
+  observation and mask, the moves, the end of the turns, the deals and the stock refills by
+  the tensor code and (where Triton is installed, interpreted here) by the fused kernels a GPU
+  runs with Triton, whose launches are counted apart;
 - one call of the fused meld program (``least_penalty(..., backend="triton")``): its tensor
   operations and its Triton kernel launches, the kernels replaced by stubs that only count
   (the values are not computed, so nothing here needs Triton);
@@ -29,12 +31,12 @@ import os
 import sys
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import print_header, print_table  # noqa: E402
 
-from tt_env.batch import BatchGame, go_out_filter, solver, solver_triton  # noqa: E402
+from tt_env.batch import BatchGame, deal_triton, go_out_filter, moves_triton, observe_triton, solver, solver_triton  # noqa: E402
 from tt_env.batch.agents import BatchRandom  # noqa: E402
 from tt_env.engine.rules import Rules  # noqa: E402
 
@@ -42,6 +44,10 @@ VIEWS = {"aten.view.default", "aten._unsafe_view.default", "aten.unsqueeze.defau
          "aten.select.int", "aten.slice.Tensor", "aten.t.default", "aten.permute.default", "aten.alias.default",
          "aten.squeeze.dim", "aten.reshape.default", "aten.detach.default", "aten.empty.memory_format",
          "aten.lift_fresh.default"}
+
+
+OBSERVATIONS = {"torch": "tensor code", "triton": "fused kernels"}
+"""The every-row path's observation, moves, deals and refills: by the tensor code or the Triton kernels."""
 
 
 class CountOps(TorchDispatchMode):
@@ -57,24 +63,52 @@ class CountOps(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-def engine_ops(players: int, tables: int, solving: str) -> tuple[int, int]:
-    """(draw step, discard step) operations of the every-row path, the C solver for the melds."""
+class _CountedKernel:
+    """Wraps a Triton kernel: ``kernel[grid](...)`` counts one launch and runs it (interpreted on
+    a CPU) outside the dispatch mode, whose count it would otherwise swell with the
+    interpreter's copies."""
+
+    launches = 0
+
+    def __init__(self, kernel) -> None:
+        self.kernel = kernel
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs) -> None:
+            _CountedKernel.launches += 1
+            with _disable_current_modes():
+                self.kernel[grid](*args, **kwargs)
+        return launch
+
+
+def engine_ops(players: int, tables: int, solving: str, observation: str) -> tuple[int, int, int, int]:
+    """(draw step, discard step) operations and then kernel launches of the every-row path, the C
+    solver for the melds, the observation, moves and deals by ``observation`` ("torch", or
+    "triton": the fused kernels a GPU runs when Triton is installed)."""
     rules = Rules(num_players=players)
     game = BatchGame(rules, tables, check_actions=False, solver="auto", solving=solving)
     game._sparse = False  # the path a GPU takes
-    game._kernel_backend = "torch"  # and its observation
+    game._kernel_backend = observation  # and its observation
     agent = BatchRandom(rules)
     ts = game.reset()
     for _ in range(10):
         ts = game.step(agent.act(ts.observation, ts.action_mask))
-    counts = {}
-    for _ in range(2):
-        drawing = game._lockstep_phase == 0
-        actions = agent.act(ts.observation, ts.action_mask)
-        with CountOps() as ops:
-            ts = game.step(actions)
-        counts[drawing] = ops.count
-    return counts[True], counts[False]
+    counts, launches = {}, {}
+    kernel, deal_kernels, move_kernels = observe_triton._kernel, deal_triton._kernels, moves_triton._kernels
+    observe_triton._kernel = lambda interpret: _CountedKernel(kernel(interpret))
+    deal_triton._kernels = lambda interpret: [_CountedKernel(k) for k in deal_kernels(interpret)]
+    moves_triton._kernels = lambda interpret: [_CountedKernel(k) for k in move_kernels(interpret)]
+    try:
+        for _ in range(2):
+            drawing = game._lockstep_phase == 0
+            actions = agent.act(ts.observation, ts.action_mask)
+            _CountedKernel.launches = 0
+            with CountOps() as ops:
+                ts = game.step(actions)
+            counts[drawing], launches[drawing] = ops.count, _CountedKernel.launches
+    finally:
+        observe_triton._kernel, deal_triton._kernels, moves_triton._kernels = kernel, deal_kernels, move_kernels
+    return counts[True], counts[False], launches[True], launches[False]
 
 
 class _StubKernel:
@@ -128,9 +162,14 @@ def main() -> None:
         raise SystemExit("--players must be 2..8 and --tables >= 8")
     print_header("Tensor operations (kernel launches on a GPU) of the every-row path, counted on a CPU", vars(args))
     rows = []
-    for solving in ("gathered", "kept"):
-        draw, discard = engine_ops(args.players, args.tables, solving)
-        rows.append([f"BatchGame.step, solving={solving}", f"{draw}", f"{discard}", ""])
+    observations = ("torch", "triton") if observe_triton.usable(52, 1, 1, 1) else ("torch",)
+    for observation in observations:
+        for solving in ("gathered", "kept"):
+            draw, discard, draw_kernels, discard_kernels = engine_ops(args.players, args.tables, solving, observation)
+            fused = observation == "triton"
+            rows.append([f"BatchGame.step, solving={solving}, {OBSERVATIONS[observation]}",
+                         f"{draw} + {draw_kernels} kernels" if fused else f"{draw}",
+                         f"{discard} + {discard_kernels} kernels" if fused else f"{discard}", ""])
     for prefix in (True, False):
         ops, launches = program_ops(args.players, args.tables, prefix)
         rows.append([f"fused meld program, {'with' if prefix else 'without'} a prefix", "", "",

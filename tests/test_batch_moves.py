@@ -119,11 +119,11 @@ def test_backends_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     game.reset()
     actions = torch.zeros(2, dtype=torch.int64)
     flags = torch.zeros(2, dtype=torch.bool)
-    with pytest.raises(ValueError, match="backend='fast' is not allowed: use one of auto, c, torch"):
+    with pytest.raises(ValueError, match="backend='fast' is not allowed: use one of auto, c, torch, triton"):
         apply_moves(game.state, actions, None, lambda empty: None, backend="fast")
-    with pytest.raises(ValueError, match="backend='gpu' is not allowed: use one of auto, c, torch"):
+    with pytest.raises(ValueError, match="backend='gpu' is not allowed: use one of auto, c, torch, triton"):
         end_turns(game.state, flags, flags, 200, backend="gpu")
-    with pytest.raises(ValueError, match="backend='gpu' is not allowed: use one of auto, c, torch"):
+    with pytest.raises(ValueError, match="backend='gpu' is not allowed: use one of auto, c, torch, triton"):
         nth_legal(torch.ones(2, 54, dtype=torch.bool), torch.zeros(2), backend="gpu")
     if moves_module._c_apply_moves is not None:  # a state off the CPU (here: shapes only) is refused
         elsewhere = BatchState.empty(2, 2, 52, torch.device("meta"))

@@ -75,7 +75,7 @@ def test_backends_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     game = BatchGame(Rules(), 2)
     game.reset()
     args = (game.state, game.round_number, game.shoe_size, 200)
-    with pytest.raises(ValueError, match="backend='fast' is not allowed: use one of auto, c, torch"):
+    with pytest.raises(ValueError, match="backend='fast' is not allowed: use one of auto, c, torch, triton"):
         observe(*args, backend="fast")
     if observe_module._c_observe_and_mask is not None:  # a state off the CPU (here: shapes only) is refused
         elsewhere = BatchState.empty(2, 2, 52, torch.device("meta"))

@@ -3,8 +3,9 @@
 Dealing is :func:`tt_env.engine.game._deal` and the reshuffle ``engine.game._refill_stock``, for
 many tables at once: the same cards go to the same places; only the shuffles come from the
 batch's own counter-based streams (:mod:`tt_env.batch.random_keys`). The tensor code here is the
-reference and every device's path; on a CPU, :func:`deal_rows` and :func:`reshuffle_rows` do the
-same in one C loop over the tables that need it (``tt_env/batch/_kernels_deal.c``).
+reference; on a CPU, :func:`deal_rows` and :func:`reshuffle_rows` do the same in one C loop over
+the tables that need it (``tt_env/batch/_kernels_deal.c``), and on CUDA with Triton one fused
+kernel each deals or refills the tables of a mask in place (:mod:`tt_env.batch.deal_triton`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import torch
 
 from .kernels import c_deal_rows as _c_deal_rows
 from .kernels import c_reshuffle_rows as _c_reshuffle_rows
-from .kernels import host_view, use_c
+from .kernels import host_view, use_c, use_triton
 from .kernels import written_view as _written
 from .random_keys import shuffle_order, shuffle_prefix
 from .state import COUNT_DTYPE, BatchState
@@ -26,6 +27,12 @@ _DEAL_FIELDS = ("hands", "stock", "stock_len", "pile", "pile_len", "pile_counts"
 def deals_in_c(device: torch.device, backend: str) -> bool:
     """Whether :func:`deal_rows` and :func:`reshuffle_rows` run here (the C loop for ``backend``)."""
     return use_c(_c_deal_rows, device, backend)
+
+
+def deals_in_triton(device: torch.device, backend: str) -> bool:
+    """Whether the every-row path deals and refills by the fused Triton kernels
+    (:mod:`tt_env.batch.deal_triton`) for ``backend`` (:func:`tt_env.batch.kernels.use_triton`)."""
+    return use_triton(device, backend)
 
 
 def deal_rows(state: BatchState, rows: torch.Tensor, fresh: torch.Tensor, seed32: int, rounds: torch.Tensor,

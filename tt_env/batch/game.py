@@ -21,7 +21,8 @@ from ..engine.scoring import REWARD_MODES, penalty_rewards, relative_rewards
 from ..observation import observation_size
 from . import solver_triton
 from .buffers import ReusedArrays
-from .deal import deal_rows, deals_in_c, dealt, reshuffle, reshuffle_rows
+from .deal import deal_rows, deals_in_c, deals_in_triton, dealt, reshuffle, reshuffle_rows
+from .deal_triton import deal_masked, reshuffle_masked
 from .go_out import melds_completely
 from .go_out_filter import could_meld_completely
 from .moves import apply_moves, end_turns
@@ -102,9 +103,9 @@ class BatchGame:
         with a select (other devices; tests set it False to run the accelerator's path on a CPU)."""
         self._outputs = ReusedArrays() if self._sparse else None  # the observations' memory, on a CPU
         self._kernel_backend = "auto"
-        """The backend of the observation and the moves (``kernels.KERNEL_BACKENDS``): on a CPU
-        ``"auto"`` is the C loops; tests and benchmarks set ``"torch"`` with ``_sparse`` to run a
-        GPU's code on a CPU."""
+        """The backend of the observation, the moves and the deals (``kernels.KERNEL_BACKENDS``): on
+        a CPU ``"auto"`` is the C loops, on CUDA the Triton kernels; tests and benchmarks set
+        ``"torch"`` or ``"triton"`` with ``_sparse`` False to run a GPU's code on a CPU."""
         self._rows = torch.arange(num_tables, device=self.device)
         self._hand_penalty = torch.zeros(num_tables, self.num_players, dtype=torch.int64, device=self.device)
         """Accelerator path: each seat's least penalty after its last discard (see _cached_scoring)."""
@@ -372,24 +373,29 @@ class BatchGame:
 
     def _deal_tables(self, mask: torch.Tensor, fresh: torch.Tensor) -> None:
         """:meth:`_deal` of the tables where ``mask`` holds (``fresh``, (B,) bool: a new game's first
-        deal there); on a CPU one C loop over them, in place (:func:`tt_env.batch.deal.deal_rows`)."""
+        deal there); on a CPU one C loop over them, in place (:func:`tt_env.batch.deal.deal_rows`),
+        with Triton one kernel (:mod:`tt_env.batch.deal_triton`)."""
         if self._sparse and deals_in_c(self.state.hands.device, self._kernel_backend):
             rows = mask.nonzero().squeeze(1)  # host: CPU only (self._sparse), no device to wait for
             if rows.numel():
                 deal_rows(self.state, rows, fresh.index_select(0, rows), self._seed32, self._rounds,
                           _FIRST_DEALER_SALT)
-            return
-        self._on_rows(mask, self._deal, fresh)
+        elif deals_in_triton(self.device, self._kernel_backend):  # one kernel, on the masked rows only
+            deal_masked(self.state, mask, fresh, self._seed32, self._rounds, _FIRST_DEALER_SALT)
+        else:
+            self._on_rows(mask, self._deal, fresh)
 
     def _refill_stocks(self, empty: torch.Tensor) -> None:
         """:meth:`_reshuffle` of the tables where ``empty`` holds; on a CPU one C loop over them, in
-        place (:func:`tt_env.batch.deal.reshuffle_rows`)."""
+        place (:func:`tt_env.batch.deal.reshuffle_rows`), with Triton one kernel."""
         if self._sparse and deals_in_c(self.state.hands.device, self._kernel_backend):
             rows = empty.nonzero().squeeze(1)  # host: CPU only (self._sparse), no device to wait for
             if rows.numel():
                 reshuffle_rows(self.state, rows, self._seed32)
-            return
-        self._on_rows(empty, self._reshuffle)
+        elif deals_in_triton(self.device, self._kernel_backend):
+            reshuffle_masked(self.state, empty, self._seed32)
+        else:
+            self._on_rows(empty, self._reshuffle)
 
     def _dealt(self, s: BatchState, rows: torch.Tensor, round_index: torch.Tensor, dealer: torch.Tensor) -> BatchState:
         """``s`` with a new round dealt (:func:`tt_env.batch.deal.dealt`)."""

@@ -28,9 +28,12 @@ except ImportError:  # built without a compiler: the tensor code on every device
     c_apply_moves = c_deal_rows = c_end_turns = c_nth_legal = c_observe_and_mask = c_reshuffle_rows = None
     c_seat_hands = None
 
-KERNEL_BACKENDS = ("auto", "c", "torch")
+KERNEL_BACKENDS = ("auto", "c", "torch", "triton")
 """The ``backend=`` values: ``"c"`` the C loop (CPU tensors, the built extension), ``"torch"``
-the tensor code (any device), ``"auto"`` the C loop where it can run, else the tensor code."""
+the tensor code (any device), ``"triton"`` a fused Triton kernel where the part has one (the
+observation: :mod:`tt_env.batch.observe_triton`; interpreted on a CPU, for the tests) and the
+tensor code elsewhere, ``"auto"`` the C loop where it can run, else the Triton kernel on CUDA
+where there is one, else the tensor code."""
 
 
 def use_c(kernel: Callable | None, device: torch.device, backend: str) -> bool:
@@ -42,7 +45,18 @@ def use_c(kernel: Callable | None, device: torch.device, backend: str) -> bool:
     if backend == "c" and not usable:
         raise ValueError("backend='c' needs the built C extension (tt_env.batch._kernels) and CPU tensors; "
                          f"these are on {device.type}: use 'torch' or 'auto'")
-    return usable and backend != "torch"
+    return usable and backend in ("auto", "c")
+
+
+def use_triton(device: torch.device, backend: str) -> bool:
+    """Whether ``backend`` means a part's fused Triton kernel for tensors on ``device``: asked
+    for by name (interpreted on a CPU), or ``"auto"`` on CUDA where Triton is installed.
+    ``"triton"`` without Triton raises ``ValueError``."""
+    from .solver_triton import available
+
+    if backend == "triton" and not available():
+        raise ValueError("backend='triton' needs Triton (pip install -e '.[gpu]'): use 'torch' or 'auto'")
+    return backend == "triton" or (backend == "auto" and device.type == "cuda" and available())
 
 
 def host_view(t: torch.Tensor, dtype: torch.dtype = torch.int64) -> np.ndarray:

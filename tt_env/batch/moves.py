@@ -5,11 +5,13 @@ discard; the top discard taken; or a discard); :func:`end_turns`, told which dis
 records it, ends the rounds that end and passes the turn on elsewhere.
 Between them the engine asks the meld solver (:meth:`tt_env.batch.BatchGame.step`).
 
-Two backends change the state the same way: the tensor code below (``"torch"``: any device, the
-reference) and, on a CPU, one C loop each (``"c"``, ``tt_env/batch/_kernels_moves.c``; a few
-dozen small tensor operations per step cost a CPU more than the whole loop). ``"auto"`` takes C
-for CPU tensors when the extension is built, else the tensor code. The C loops write the
-state's tensors in place; the tensor code replaces some fields (both leave the same values).
+Three backends change the state the same way: the tensor code below (``"torch"``: any device,
+the reference); on a CPU, one C loop each (``"c"``, ``tt_env/batch/_kernels_moves.c``; a few
+dozen small tensor operations per step cost a CPU more than the whole loop); and one fused
+Triton kernel each (``"triton"``, :mod:`tt_env.batch.moves_triton`: one launch on a GPU instead
+of dozens). ``"auto"`` takes C for CPU tensors when the extension is built, Triton for CUDA
+tensors when it is installed, else the tensor code. The C loops and the kernels write the
+state's tensors in place; the tensor code replaces some fields (all leave the same values).
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from collections.abc import Callable
 import torch
 
 from ..engine.game import DISCARD_BASE
+from . import moves_triton
 from .kernels import c_apply_moves as _c_apply_moves
 from .kernels import c_end_turns as _c_end_turns
-from .kernels import host_view, use_c
+from .kernels import host_view, use_c, use_triton
 from .kernels import written_view as _written
 from .observe import pile_top, row_items
 from .state import COUNT_DTYPE, BatchState
@@ -39,6 +42,8 @@ def apply_moves(state: BatchState, actions: torch.Tensor, active: torch.Tensor |
     step (no stock to look at)."""
     if use_c(_c_apply_moves, state.hands.device, backend):
         return _apply_in_c(state, actions, active, refill)
+    if use_triton(state.hands.device, backend):
+        return moves_triton.apply_moves(state, actions, active, refill, may_draw)
     s = state
     b, n = s.hands.shape[0], s.hands.shape[1]
     rows = _table_rows(b, s.hands.device)
@@ -96,6 +101,8 @@ def end_turns(state: BatchState, discarded: torch.Tensor, goes_out: torch.Tensor
     went out now (-1 for none) and (B,) bool the tables whose round ended."""
     if use_c(_c_end_turns, state.hands.device, backend):
         return _end_in_c(state, discarded, goes_out, max_turns)
+    if use_triton(state.hands.device, backend):
+        return moves_triton.end_turns(state, discarded, goes_out, max_turns)
     s = state
     n = s.hands.shape[1]
     seat = s.current

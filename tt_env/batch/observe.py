@@ -4,10 +4,12 @@
 same float32 values (each scaled piece is the float64 quotient rounded once, as the scalar
 encoder's Python floats are; see ``_scales``). ``legal_mask`` is :func:`tt_env.engine.game.action_mask`.
 
-Two backends give the same numbers: the tensor code below (``"torch"``: any device, the
-reference) and, on a CPU, one C loop that writes each table's row once (``"c"``,
-``tt_env/batch/_kernels_observe.c``; several times faster there than a dozen tensor pieces joined).
-``"auto"`` takes C for CPU tensors when the extension is built, else the tensor code.
+Three backends give the same numbers: the tensor code below (``"torch"``: any device, the
+reference); on a CPU, one C loop that writes each table's row once (``"c"``,
+``tt_env/batch/_kernels_observe.c``; several times faster there than a dozen tensor pieces
+joined); and one fused Triton kernel (``"triton"``, :mod:`tt_env.batch.observe_triton`: one
+launch on a GPU instead of about eighty). ``"auto"`` takes C for CPU tensors when the extension
+is built, Triton for CUDA tensors when it is installed, else the tensor code.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import torch
 
 from ..observation import HAND_SCALE, SCORE_SCALE
 from ..observation.sizes import NUM_ACTIONS, OBS_FIXED, OBS_PER_PLAYER
+from . import observe_triton
 from .kernels import c_observe_and_mask as _c_observe_and_mask
 from .kernels import c_seat_hands as _c_seat_hands
-from .kernels import host_view, use_c
+from .kernels import host_view, use_c, use_triton
 from .state import COUNT_DTYPE, BatchState
 
 
@@ -77,8 +80,12 @@ def pile_top(state: BatchState) -> torch.Tensor:
 def observe(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
             seat: torch.Tensor | None = None, *, backend: str = "auto") -> torch.Tensor:
     """(B, 107N+80) float32 observation of ``seat`` (default: the seat to move) at each table."""
-    if _use_c(state, backend):
+    kernel = _kernel(state, backend, num_cards, max_turns)
+    if kernel == "c":
         return _observe_in_c(state, round_number, num_cards, max_turns, seat, None)[0]
+    if kernel == "triton":
+        return observe_triton.observe_and_mask(state, round_number, num_cards, max_turns, HAND_SCALE, SCORE_SCALE,
+                                               seat, None)[0]
     return _observe(state, round_number, num_cards, max_turns, seat)[0]
 
 
@@ -93,15 +100,30 @@ def observe_and_mask(state: BatchState, round_number: torch.Tensor, num_cards: i
     if out is not None and (out.shape != shape or out.dtype != COUNT_DTYPE or not out.is_contiguous()):
         raise ValueError(f"out is a {out.dtype} tensor of shape {tuple(out.shape)}: it must be a contiguous "
                          f"float32 one of shape {shape}")
-    if _use_c(state, backend):
+    kernel = _kernel(state, backend, num_cards, max_turns)
+    if kernel == "c":
         return _observe_in_c(state, round_number, num_cards, max_turns, None, discard_drawn_discard, out)
+    if kernel == "triton":
+        return observe_triton.observe_and_mask(state, round_number, num_cards, max_turns, HAND_SCALE, SCORE_SCALE,
+                                               None, discard_drawn_discard, out)
     obs, hand = _observe(state, round_number, num_cards, max_turns, None)
     return obs if out is None else out.copy_(obs), _legal_mask(state, hand, discard_drawn_discard)
 
 
-def _use_c(state: BatchState, backend: str) -> bool:
-    """Whether ``backend`` means the C loop for this state (:func:`tt_env.batch.kernels.use_c`)."""
-    return use_c(_c_observe_and_mask, state.hands.device, backend)
+def _kernel(state: BatchState, backend: str, num_cards: int, max_turns: int) -> str:
+    """Which code ``backend`` means for this state: ``"c"``, ``"triton"`` or ``"torch"`` (see
+    :data:`tt_env.batch.kernels.KERNEL_BACKENDS`; a bad value raises ``ValueError``)."""
+    device = state.hands.device
+    if use_c(_c_observe_and_mask, device, backend):
+        return "c"
+    if not use_triton(device, backend):
+        return "torch"
+    if observe_triton.usable(num_cards, max_turns, HAND_SCALE, SCORE_SCALE):
+        return "triton"
+    if backend == "triton":
+        raise ValueError("backend='triton' needs divisors that float32 holds as whole numbers (num_cards="
+                         f"{num_cards}, max_turns={max_turns}): use 'torch' or 'auto'")
+    return "torch"
 
 
 def _observe_in_c(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,
