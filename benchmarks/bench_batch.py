@@ -8,6 +8,7 @@ Run from the repository root::
     python benchmarks/bench_batch.py --device cuda --solving gathered,kept --envs batch   # GPU solving A/B
     python benchmarks/bench_batch.py --every-row --solving gathered,kept --envs batch    # the GPU's path, on a CPU
     python benchmarks/bench_batch.py --device cuda --prefix-programs 2048,8192,32768 --envs batch  # kernel tuning
+    python benchmarks/bench_batch.py --device cuda --kernels auto,torch --envs batch     # fused step kernels A/B
 
 One "decision" is what it is in ``benchmarks/bench_env.py``: one legal action chosen uniformly
 at random after reading that decision's observation and legal actions. For the batched engine a
@@ -26,6 +27,7 @@ state takes, and per player count the ratio of the batched engine's best median 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 import time
@@ -39,6 +41,7 @@ from bench_env import Runner, make_aec_runner, make_openspiel_runner  # noqa: E4
 from tt_env.batch import BatchGame  # noqa: E402
 from tt_env.batch.agents import BatchRandom  # noqa: E402
 from tt_env.batch.game import SOLVING_MODES  # noqa: E402
+from tt_env.batch.kernels import KERNEL_BACKENDS  # noqa: E402
 from tt_env.engine.rules import Rules  # noqa: E402
 
 
@@ -49,15 +52,18 @@ def _sync(device: torch.device) -> None:
 
 def make_batch_runner(players: int, tables: int, device: torch.device, seed: int,
                       solver: str = "auto", solving: str = "auto", every_row: bool = False,
-                      prefix_programs: int | None = None) -> tuple[Runner, int]:
+                      prefix_programs: int | None = None, kernels: str = "auto") -> tuple[Runner, int]:
     """A runner of ``tables`` batched tables, and the bytes of state per table (``every_row``: the
     accelerator's path even on a CPU; ``prefix_programs``: the fused kernels' programs per launch
-    with a count, ``solver_triton.PREFIX_PROGRAMS``, set while this runner plays)."""
+    with a count, ``solver_triton.PREFIX_PROGRAMS``, set while this runner plays; ``kernels``: the
+    backend of the step's other parts, ``kernels.KERNEL_BACKENDS``)."""
     rules = Rules(num_players=players)
     game = BatchGame(rules, tables, device=device, seed=seed, check_actions=False, solver=solver, solving=solving)
+    game._kernel_backend = kernels
     if every_row:
         game._sparse = False  # what a GPU runs: every row through the rare parts, with selects,
-        game._kernel_backend = "torch"  # and the observation's tensor code
+        if kernels == "auto":
+            game._kernel_backend = "torch"  # and (unless asked otherwise) the tensor code, not the C loops
     agent = BatchRandom(rules, seed=seed, device=device)
     box = {"ts": game.reset(), "games": 0}
 
@@ -88,6 +94,7 @@ def make_batch_runner(players: int, tables: int, device: torch.device, seed: int
     per_table = game.state.memory_bytes() // tables
     mode = ("" if not every_row or device.type != "cpu" else ", every-row") + ("" if solving == "auto" else f", {solving}")
     mode += "" if prefix_programs is None else f", {prefix_programs} programs"
+    mode += "" if kernels == "auto" else f", {kernels} kernels"
     return Runner(f"batch {players}p x{tables} ({device.type}{mode})", run, lambda: box["games"], "ours, batched"), per_table
 
 
@@ -114,6 +121,10 @@ def main() -> None:
     parser.add_argument("--prefix-programs", default="",
                         help="comma-separated values of the fused kernels' programs per launch with a count "
                              "(tt_env.batch.solver_triton.PREFIX_PROGRAMS), each run side by side (needs Triton)")
+    parser.add_argument("--kernels", default="auto",
+                        help=f"comma-separated backends of the step's observation, moves and deals "
+                             f"({', '.join(KERNEL_BACKENDS)}; 'auto' is the C loops on a CPU and the Triton kernels "
+                             "on CUDA, 'torch' the tensor code), each run side by side")
     args = parser.parse_args()
     envs = {e.strip() for e in args.envs.split(",") if e.strip()}
     unknown = envs - {"batch", "tt_raw", "openspiel"}
@@ -122,6 +133,9 @@ def main() -> None:
     solving = [m.strip() for m in args.solving.split(",") if m.strip()]
     if not solving or set(solving) - set(SOLVING_MODES):
         raise SystemExit(f"--solving {args.solving!r}: choose from {', '.join(SOLVING_MODES)} (comma-separated)")
+    kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
+    if not kernels or set(kernels) - set(KERNEL_BACKENDS):
+        raise SystemExit(f"--kernels {args.kernels!r}: choose from {', '.join(KERNEL_BACKENDS)} (comma-separated)")
     try:
         programs: list[int | None] = [int(p) for p in args.prefix_programs.split(",") if p.strip()] or [None]
     except ValueError:
@@ -146,12 +160,11 @@ def main() -> None:
     if "batch" in envs:
         for players in (int(p) for p in args.players.split(",")):
             for tables in (int(b) for b in args.batch_sizes.split(",")):
-                for mode in solving:
-                    for count in programs:
-                        runner, per_table = make_batch_runner(players, tables, device, args.seed, args.solver, mode,
-                                                              args.every_row, count)
-                        runners.append(runner)
-                        memory[runner.name] = per_table
+                for mode, count, backend in itertools.product(solving, programs, kernels):
+                    runner, per_table = make_batch_runner(players, tables, device, args.seed, args.solver, mode,
+                                                          args.every_row, count, backend)
+                    runners.append(runner)
+                    memory[runner.name] = per_table
     if "tt_raw" in envs:  # the scalar env at each player count, so that each ratio is like for like
         from tt_env.three_thirteen_v0 import raw_env
 

@@ -43,8 +43,13 @@ grep -q " 0 mismatches" "$SMOKE" && ! grep -q -E " [1-9][0-9]* mismatches" "$SMO
     || SOLVER=torch
 echo "engine solver for the figures: $SOLVER" | tee -a "$OUT/machine.txt"
 # 1. the engine on CUDA equals the CPU's games and the scalar engine; no host sync inside step
+#    (through the step's fused Triton kernels, the default on CUDA: if these fail, the figures
+#    below take the tensor code, and say so)
 timeout 100 python3 -m pytest -q -p no:cacheprovider tests/test_batch_api.py::test_cuda_plays_the_cpu_games \
     tests/test_batch_engine.py::test_gpu_matches_scalar_engine 2>&1 | tail -5 | tee "$OUT/cuda_tests.txt"
+KERNELS=auto,torch
+grep -q " passed" "$OUT/cuda_tests.txt" && ! grep -q -E "failed|error" "$OUT/cuda_tests.txt" || KERNELS=torch
+echo "engine step kernels for the figures: $KERNELS (auto: the fused Triton kernels)" | tee -a "$OUT/machine.txt"
 timeout 45 python3 - "$SOLVER" <<'PY' 2>&1 | tail -5 | tee "$OUT/sync_check.txt"
 import sys, warnings, torch
 from tt_env.batch import BatchGame
@@ -69,13 +74,13 @@ for w in caught[:5]:
     print("  ", str(w.message)[:200], w.filename, w.lineno)
 PY
 # 2. decisions per second, random masked play (the scalar raw_env on this machine's one core beside it)
-#    (both ways of choosing the hands to solve side by side: gathered, the default with the fused
-#    solver, and kept, the one measured before it)
+#    (gathered solving, the default with the fused solver, with the step's fused kernels and with
+#    the tensor code side by side)
 timeout 150 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 16384,65536,262144 \
-    --solving gathered,kept --players 2 --envs batch,tt_raw --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -16 \
-    | tee "$OUT/bench_batch_2p.txt"
-timeout 90 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 16384 --players 4,8 \
-    --solving gathered,kept --envs batch --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -10 \
+    --solving gathered --kernels "$KERNELS" --players 2 --envs batch,tt_raw --repeats 2 --seconds 2 --warmup 1 \
+    2>&1 | tail -14 | tee "$OUT/bench_batch_2p.txt"
+timeout 90 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 16384,65536 --players 4,8 \
+    --solving gathered --kernels "${KERNELS%%,*}" --envs batch --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -10 \
     | tee "$OUT/bench_batch_48p.txt"
 fi
 if want solver; then

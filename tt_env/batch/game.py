@@ -5,7 +5,8 @@ differential tests play both side by side through :meth:`BatchGame.to_game_state
 fixed sequence of tensor operations over every table. The rare, costly parts (a reshuffle, the
 end of a round, a new deal, the go-out check) run on the tables that need them: on a CPU on
 just those rows (picking them is free there), on other devices on every row with the result
-selected by mask, so that nothing waits on the host.
+selected by mask (or, by the fused Triton kernels, written into those rows only), so that
+nothing waits on the host.
 """
 
 from __future__ import annotations
