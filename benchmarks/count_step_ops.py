@@ -12,9 +12,9 @@ launches (docs/batched-engine.md). This counts them without a GPU, with torch's 
 
 - one draw step and one discard step of ``BatchGame`` on the every-row path a GPU takes, in
   each ``solving`` mode, with the C solver standing in for the meld program, and the
-  observation and mask, the moves, the end of the turns, the deals and the stock refills by
-  the tensor code and (where Triton is installed, interpreted here) by the fused kernels a GPU
-  runs with Triton, whose launches are counted apart;
+  observation and mask, the moves, the end of the turns, the go-out filter, the deals and the
+  stock refills by the tensor code and (where Triton is installed, interpreted here) by the
+  fused kernels a GPU runs with Triton, whose launches are counted apart;
 - one call of the fused meld program (``least_penalty(..., backend="triton")``): its tensor
   operations and its Triton kernel launches, the kernels replaced by stubs that only count
   (the values are not computed, so nothing here needs Triton);
@@ -36,7 +36,16 @@ from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_mod
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import print_header, print_table  # noqa: E402
 
-from tt_env.batch import BatchGame, deal_triton, go_out_filter, moves_triton, observe_triton, solver, solver_triton  # noqa: E402
+from tt_env.batch import (  # noqa: E402
+    BatchGame,
+    deal_triton,
+    go_out_filter,
+    go_out_filter_triton,
+    moves_triton,
+    observe_triton,
+    solver,
+    solver_triton,
+)
 from tt_env.batch.agents import BatchRandom  # noqa: E402
 from tt_env.engine.rules import Rules  # noqa: E402
 
@@ -47,7 +56,8 @@ VIEWS = {"aten.view.default", "aten._unsafe_view.default", "aten.unsqueeze.defau
 
 
 OBSERVATIONS = {"torch": "tensor code", "triton": "fused kernels"}
-"""The every-row path's observation, moves, deals and refills: by the tensor code or the Triton kernels."""
+"""The every-row path's observation, moves, go-out filter, deals and refills: by the tensor code or the
+Triton kernels."""
 
 
 class CountOps(TorchDispatchMode):
@@ -95,7 +105,9 @@ def engine_ops(players: int, tables: int, solving: str, observation: str) -> tup
         ts = game.step(agent.act(ts.observation, ts.action_mask))
     counts, launches = {}, {}
     kernel, deal_kernels, move_kernels = observe_triton._kernel, deal_triton._kernels, moves_triton._kernels
+    filter_kernel = go_out_filter_triton._kernel
     observe_triton._kernel = lambda interpret: _CountedKernel(kernel(interpret))
+    go_out_filter_triton._kernel = lambda interpret: _CountedKernel(filter_kernel(interpret))
     deal_triton._kernels = lambda interpret: [_CountedKernel(k) for k in deal_kernels(interpret)]
     moves_triton._kernels = lambda interpret: [_CountedKernel(k) for k in move_kernels(interpret)]
     try:
@@ -108,6 +120,7 @@ def engine_ops(players: int, tables: int, solving: str, observation: str) -> tup
             counts[drawing], launches[drawing] = ops.count, _CountedKernel.launches
     finally:
         observe_triton._kernel, deal_triton._kernels, moves_triton._kernels = kernel, deal_kernels, move_kernels
+        go_out_filter_triton._kernel = filter_kernel
     return counts[True], counts[False], launches[True], launches[False]
 
 

@@ -16,20 +16,27 @@ kernels compiled on CUDA are checked by the engine's GPU tests (``tests/test_bat
 from __future__ import annotations
 
 import copy
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 from test_batch_moves import assert_same
 from test_batch_observe import RULES, views
 
-from tt_env.batch import BatchGame, deal_triton, moves_triton, solver_triton
+from tt_env.batch import BatchGame, deal_triton, go_out_filter_triton, moves_triton, solver_triton
 from tt_env.batch import observe_triton as triton_module
 from tt_env.batch.agents import BatchRandom
 from tt_env.batch.deal import deals_in_triton
 from tt_env.batch.game import _FIRST_DEALER_SALT
+from tt_env.batch.go_out_filter import _wilds_needed_slices, could_meld_completely
 from tt_env.batch.observe import observe, observe_and_mask
 from tt_env.engine.rules import Rules
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from bench_batch_solver import melded_counts, random_counts  # noqa: E402
 
 needs_triton = pytest.mark.skipif(not solver_triton.available(), reason="Triton is not installed")
 
@@ -71,6 +78,22 @@ def test_a_hand_of_only_the_taken_card_may_discard_it() -> None:
     mask, reference = observe_and_mask(*args, backend="triton")[1], observe_and_mask(*args, backend="torch")[1]
     assert torch.equal(mask, reference)
     assert mask[0, 2 + 9] and not mask[1, 2 + 9] and mask[1, 2 + 30] and mask[2, 2 + 9]
+
+
+@needs_triton
+def test_the_draws_follow_the_stock_and_the_pile() -> None:
+    """The two draw actions at the edges: an empty stock may be drawn from only when the pile
+    holds more than its top (a refill needs cards under it), the top only when there is one."""
+    game = BatchGame(Rules(), 6, seed=1)
+    game.reset()
+    s = game.state
+    s.stock_len[:] = torch.tensor([0, 0, 0, 5, 5, 0])
+    s.pile_len[:] = torch.tensor([0, 1, 2, 0, 1, 3])
+    args = (s, game.round_number, game.shoe_size, 200, False)
+    mask, reference = observe_and_mask(*args, backend="triton")[1], observe_and_mask(*args, backend="torch")[1]
+    assert torch.equal(mask, reference)
+    assert mask[:, 0].tolist() == [False, False, True, True, True, True]
+    assert mask[:, 1].tolist() == [False, True, True, False, True, True]
 
 
 @needs_triton
@@ -141,6 +164,24 @@ def test_the_every_row_path_plays_the_same_games_with_the_kernels(players: int) 
     assert finished > 0  # final observations and new games' deals were made by the kernels too
     if players == 2:
         assert sum(refills) > 0  # stocks ran out and were refilled by the kernel
+
+
+@needs_triton
+def test_the_filter_kernel_counts_as_both_layouts() -> None:
+    """The go-out filter's kernel keeps exactly the hands the tensor code keeps (both layouts):
+    hands built from melds and random hands, 1 to 4 decks, every wild rank and none."""
+    rng = np.random.default_rng(5)
+    kept_all = dropped = 0
+    for decks in (1, 2, 3, 4):
+        for counts, wilds in (melded_counts(rng, 700, decks), (random_counts(rng, 700, decks),
+                                                                rng.integers(0, 14, 700))):
+            counts_t, wilds_t = torch.from_numpy(counts).to(torch.uint8), torch.from_numpy(wilds)
+            kept = could_meld_completely(counts_t, wilds_t, backend="triton")
+            assert torch.equal(kept, could_meld_completely(counts_t, wilds_t, backend="torch"))
+            wilds_have, needed, melds = _wilds_needed_slices(counts_t.view(-1, 4, 13), wilds_t)
+            assert torch.equal(kept, wilds_have >= torch.maximum(needed, melds))
+            kept_all, dropped = kept_all + int(kept.sum()), dropped + int((~kept).sum())
+    assert kept_all > 1000 and dropped > 1000  # both answers, many times
 
 
 @needs_triton
@@ -282,3 +323,6 @@ def test_every_kernel_compiles_for_a_gpu(monkeypatch: pytest.MonkeyPatch) -> Non
             N=players, S=size, ALL=every_table, BLOCK=moves_triton.BLOCK_TABLES)).asm["cubin"]
     assert compile_for_gpu(end, [flags, flags, s.current, s.phase, s.went_out, s.turn, s.turn, signs, 4, 200],
                            dict(N=players, BLOCK=moves_triton.BLOCK_TABLES)).asm["cubin"]
+    hands = torch.zeros(4, 52, dtype=torch.uint8)
+    assert compile_for_gpu(go_out_filter_triton._kernel(False), [hands, s.turn, signs, 4],
+                           dict(BLOCK=go_out_filter_triton.BLOCK_HANDS)).asm["cubin"]

@@ -310,7 +310,8 @@ class BatchGame:
             return melds_completely(hands, wild, self.rules, backend=self.solver)
         hands = self.state.hands[self._rows, seat].to(torch.uint8)
         if self._gathered:  # as on a CPU, but gathered to the front instead of picked out
-            return self._solve_gathered(hands, wild, mask & could_meld_completely(hands, wild)) == 0
+            could = could_meld_completely(hands, wild, backend=self._kernel_backend)
+            return self._solve_gathered(hands, wild, mask & could) == 0
         pen = least_penalty(hands, wild, self.rules, backend=self.solver)
         kept = self._hand_penalty.gather(1, seat.unsqueeze(1)).squeeze(1)
         self._hand_penalty.scatter_(1, seat.unsqueeze(1), torch.where(discard, pen, kept).unsqueeze(1))

@@ -3,15 +3,19 @@
 ``BatchGame.step`` solves a discarded hand (does it go out?) only where
 :func:`could_meld_completely` says it could; the filter is exact in that direction, and it
 drops most hands. Two layouts of the same counts: 13-bit rank masks on a CPU (few bytes a hand),
-slices of ``(B, 4, 13)`` tensors elsewhere (few operations, each a kernel launch on a GPU).
+slices of ``(B, 4, 13)`` tensors elsewhere (few operations, each a kernel launch on a GPU); and
+with Triton one kernel (:mod:`tt_env.batch.go_out_filter_triton`).
 """
 
 from __future__ import annotations
 
 import torch
 
+from . import go_out_filter_triton
+from .kernels import use_triton
 
-def could_meld_completely(counts: torch.Tensor, wild_rank: torch.Tensor) -> torch.Tensor:
+
+def could_meld_completely(counts: torch.Tensor, wild_rank: torch.Tensor, *, backend: str = "auto") -> torch.Tensor:
     """(B,) bool: False only for hands that surely hold unmelded cards (a cheap filter, exact in
     that direction: where it says False, ``least_penalty`` is above 0). The go-out check solves
     only the other hands. Ranks are taken circularly (the ace next to the king, and below the 2),
@@ -34,7 +38,12 @@ def could_meld_completely(counts: torch.Tensor, wild_rank: torch.Tensor) -> torc
 
     On a CPU each suit's ranks are a 13-bit mask (bit ``r - 1`` for rank ``r``), so that the
     neighbours are shifts of a few (B, 4) integers rather than passes over every card; on other
-    devices they are slices of (B, 4, 13) tensors, in a third of the operations."""
+    devices they are slices of (B, 4, 13) tensors, in a third of the operations; with the Triton
+    kernel (``backend``: :data:`tt_env.batch.kernels.KERNEL_BACKENDS`, ``"auto"`` takes it on
+    CUDA where Triton is installed) the masks of one kernel launch
+    (:mod:`tt_env.batch.go_out_filter_triton`)."""
+    if use_triton(counts.device, backend):
+        return go_out_filter_triton.could_meld_completely(counts, wild_rank)
     b = counts.shape[0]
     wilds, needed, melds = (_wilds_needed_bits if counts.device.type == "cpu" else _wilds_needed_slices)(
         counts.view(b, 4, 13), wild_rank.view(b).long())

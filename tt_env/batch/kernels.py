@@ -54,6 +54,8 @@ def use_triton(device: torch.device, backend: str) -> bool:
     ``"triton"`` without Triton raises ``ValueError``."""
     from .solver_triton import available
 
+    if backend not in KERNEL_BACKENDS:
+        raise ValueError(f"backend={backend!r} is not allowed: use one of {', '.join(KERNEL_BACKENDS)}")
     if backend == "triton" and not available():
         raise ValueError("backend='triton' needs Triton (pip install -e '.[gpu]'): use 'torch' or 'auto'")
     return backend == "triton" or (backend == "auto" and device.type == "cuda" and available())
