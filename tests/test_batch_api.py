@@ -132,6 +132,11 @@ def test_bad_input_is_named() -> None:
         game.step(torch.zeros(2))
     with pytest.raises(ValueError, match="integer tensor"):
         game.step(torch.zeros(3, dtype=torch.int64))
+    with pytest.raises(ValueError, match=r"active must be a \(2,\) bool tensor \(the tables to step\), got shape "
+                                         r"\(2,\) and dtype torch.int64"):
+        game.step(torch.zeros(2, dtype=torch.int64), active=torch.ones(2, dtype=torch.int64))
+    with pytest.raises(ValueError, match=r"active must be a \(2,\) bool tensor .* got shape \(3,\)"):
+        game.step(torch.zeros(2, dtype=torch.int64), active=torch.ones(3, dtype=torch.bool))
     with pytest.raises(ValueError, match="table=7"):
         game.to_game_state(7)
     st = game.to_game_state(0)

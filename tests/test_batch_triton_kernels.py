@@ -121,6 +121,7 @@ def test_the_deal_and_refill_kernels_write_what_the_tensor_code_does(players: in
         ts = game.step(agent.act(ts.observation, ts.action_mask))
     generator = torch.Generator().manual_seed(players)
     todo, fresh = torch.rand(37, generator=generator) < 0.5, torch.rand(37, generator=generator) < 0.4
+    game.state.game_over = torch.arange(37) % 3 == 0  # a finished game keeps its flag unless dealt afresh
     before = copy.deepcopy(game.state)
     by_kernel = copy.deepcopy(game.state)
     game._on_rows(todo, game._deal, fresh.clone())

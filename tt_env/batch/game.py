@@ -18,7 +18,7 @@ import torch
 
 from ..engine.game import NUM_ACTIONS, GameState
 from ..engine.rules import Rules
-from ..engine.scoring import REWARD_MODES, penalty_rewards, relative_rewards
+from ..engine.scoring import REWARD_MODES
 from ..observation import observation_size
 from . import solver_triton
 from .buffers import ReusedArrays
@@ -32,7 +32,7 @@ from .random_keys import seed_words, stream_base, uniform_below
 from .solver import BACKENDS as SOLVER_BACKENDS
 from .solver import least_penalty
 from .state import BatchState
-from .timestep import TimeStep, win_rewards
+from .timestep import TimeStep, step_rewards, win_rewards
 
 __all__ = ["MAX_BATCH_DECKS", "SOLVING_MODES", "BatchGame", "TimeStep", "win_rewards"]
 
@@ -147,7 +147,7 @@ class BatchGame:
         the every-row path, so this halves a GPU step's solving.) ``active``,
         ``reset_tables`` of tables that are discarding, and ``from_game_states`` end the
         lockstep until the next ``reset()``."""
-        actions = self._checked(actions, active)
+        actions, active = self._checked(actions, active)
         lockstep = self._lockstep_phase if active is None else None
         self._lockstep_phase = None if lockstep is None else 1 - lockstep
         s = self.state
@@ -171,7 +171,7 @@ class BatchGame:
             self._on_rows(ends, self._score_round, points, ends)
         scores = s.scores.clone()
         over = ends & s.game_over
-        rewards = self._rewards(points, ends, over)
+        rewards = step_rewards(self.reward_mode, points, ends, over, s.scores, self._sparse)
         final = None
         if lockstep != 0:
             # one deal per table whose round ended: its next round, or (auto-reset) a new game
@@ -221,8 +221,15 @@ class BatchGame:
         flags = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
         return self._timestep(zeros, flags, flags, self.state.scores.clone(), zeros.long(), None)
 
-    def _checked(self, actions: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
-        """``actions`` as a (B,) int64 tensor on the device; illegal ones raise when checking."""
+    def _checked(self, actions: torch.Tensor, active: torch.Tensor | None = None
+                 ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(``actions`` as a (B,) int64 tensor, ``active`` as a (B,) bool one) on the device;
+        illegal actions raise when checking."""
+        if active is not None:
+            active = torch.as_tensor(active, device=self.device)
+            if active.shape != (self.num_tables,) or active.dtype != torch.bool:
+                raise ValueError(f"active must be a ({self.num_tables},) bool tensor (the tables to step), got shape "
+                                 f"{tuple(active.shape)} and dtype {active.dtype}")
         if not isinstance(actions, torch.Tensor):
             actions = torch.as_tensor(np.asarray(actions))
         if actions.shape != (self.num_tables,) or actions.dtype.is_floating_point or actions.dtype == torch.bool \
@@ -244,7 +251,7 @@ class BatchGame:
                 raise ValueError(f"illegal action {int(actions[i])} at table {i} (seat {int(self.state.current[i])}): "
                                  f"legal actions there are {allowed} (0 draw stock, 1 take discard, 2+c discard "
                                  f"card c)")
-        return actions
+        return actions, active
 
     def _on_rows(self, mask: torch.Tensor, fn: Callable[..., None], *outputs: torch.Tensor) -> None:
         """Run ``fn(part, rows, *output_parts)`` on the tables where ``mask`` holds and write them back.
@@ -407,27 +414,6 @@ class BatchGame:
     def _reshuffle(self, part: BatchState, rows: torch.Tensor) -> None:
         """Refill an empty stock (:func:`tt_env.batch.deal.reshuffle`)."""
         reshuffle(part, stream_base(self._seed32, rows, part.counter), self.shoe_size)
-
-    def _rewards(self, points: torch.Tensor, ends: torch.Tensor, over: torch.Tensor) -> torch.Tensor:
-        """(B, N) float32 rewards of this step, as ``three_thirteen_v0`` gives them (0 where no
-        round ended; on a CPU computed on just the rows where one did)."""
-        if self._sparse:
-            rewards = torch.zeros(points.shape, dtype=torch.float32, device=self.device)
-            rows = ends.nonzero().squeeze(1)  # host: CPU only (self._sparse), no device to wait for
-            if rows.numel():
-                rewards[rows] = self._reward_values(points[rows], over[rows], self.state.scores[rows]).float()
-            return rewards
-        values = self._reward_values(points, over, self.state.scores)
-        return torch.where(ends.unsqueeze(1), values, 0.0).float()
-
-    def _reward_values(self, points: torch.Tensor, over: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        """(K, N) float64 rewards of rows whose round ended with ``points`` (``over``: the game too)."""
-        p = points.double()  # float64, then float32 once: the scalar env's Python floats, rounded
-        if self.reward_mode == "relative":
-            return relative_rewards(p)
-        if self.reward_mode == "penalty":
-            return penalty_rewards(p)
-        return torch.where(over.unsqueeze(1), win_rewards(scores).double(), 0.0)
 
     def _timestep(self, rewards: torch.Tensor, ends: torch.Tensor, over: torch.Tensor, scores: torch.Tensor,
                   points: torch.Tensor, final: tuple[torch.Tensor, torch.Tensor] | torch.Tensor | None, went_now: torch.Tensor | None = None,

@@ -1,10 +1,12 @@
-"""What a step of :class:`tt_env.batch.BatchGame` returns, and the win rewards it gives as tensors."""
+"""What a step of :class:`tt_env.batch.BatchGame` returns, and the rewards it gives, as tensors."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
 import torch
+
+from ..engine.scoring import penalty_rewards, relative_rewards
 
 
 class TimeStep(NamedTuple):
@@ -50,3 +52,29 @@ def win_rewards(scores: torch.Tensor) -> torch.Tensor:
     return torch.where(k == n, 0.0, values)
 
 
+
+
+def step_rewards(reward_mode: str, points: torch.Tensor, ends: torch.Tensor, over: torch.Tensor,
+                 scores: torch.Tensor, sparse: bool) -> torch.Tensor:
+    """(B, N) float32 rewards of a step, as ``three_thirteen_v0`` gives them in ``reward_mode``: 0
+    where no round ``ends``, else from the round's ``points`` (``over``: the game ended too, with
+    totals ``scores``). ``sparse``: computed on just the rows where a round ended (a CPU's way;
+    it reads which on the host), else on every row with a select."""
+    if sparse:
+        rewards = torch.zeros(points.shape, dtype=torch.float32, device=points.device)
+        rows = ends.nonzero().squeeze(1)  # host: CPU only (sparse), no device to wait for
+        if rows.numel():
+            rewards[rows] = reward_values(reward_mode, points[rows], over[rows], scores[rows]).float()
+        return rewards
+    values = reward_values(reward_mode, points, over, scores)
+    return torch.where(ends.unsqueeze(1), values, 0.0).float()
+
+
+def reward_values(reward_mode: str, points: torch.Tensor, over: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+    """(K, N) float64 rewards of rows whose round ended with ``points`` (``over``: the game too)."""
+    p = points.double()  # float64, then float32 once: the scalar env's Python floats, rounded
+    if reward_mode == "relative":
+        return relative_rewards(p)
+    if reward_mode == "penalty":
+        return penalty_rewards(p)
+    return torch.where(over.unsqueeze(1), win_rewards(scores).double(), 0.0)
