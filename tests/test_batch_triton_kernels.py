@@ -136,14 +136,14 @@ def test_the_deal_and_refill_kernels_write_what_the_tensor_code_does(players: in
 
 
 @needs_triton
-@pytest.mark.parametrize("players", [2, 4])
+@pytest.mark.parametrize("players", [3, 4])
 def test_the_every_row_path_plays_the_same_games_with_the_kernels(players: int) -> None:
     """The engine as a GPU runs it (every row, ``solving="gathered"``) with the kernels for every
     observation, mask, final observation, deal and refill, against the same path with the tensor
     code: every field of the state and of the TimeStep after every step, across stock refills,
     round ends and new games."""
-    # 2 players: one round of 13 cards, whose stock of 25 runs out; 4 players: short rounds, new games
-    rules = Rules(rounds=(11,), max_turns_per_round=70) if players == 2 else \
+    # 3 players, 1 deck: one round of 13 cards, whose stock of 12 runs out; 4 players: short rounds, new games
+    rules = Rules(num_players=3, decks=1, rounds=(11,), max_turns_per_round=40) if players == 3 else \
         Rules(num_players=4, rounds=(1, 2), max_turns_per_round=12)
     games = []
     for backend in ("triton", "torch"):
@@ -157,13 +157,13 @@ def test_the_every_row_path_plays_the_same_games_with_the_kernels(players: int) 
     fused_ts, torch_ts = games[0].reset(), games[1].reset()
     assert_same(*games, fused_ts, torch_ts)
     finished = 0
-    for _ in range(150 if players == 2 else 80):
+    for _ in range(90 if players == 3 else 60):
         actions = agent.act(torch_ts.observation, torch_ts.action_mask)
         fused_ts, torch_ts = games[0].step(actions), games[1].step(actions)
         assert_same(*games, fused_ts, torch_ts)
         finished += int(torch_ts.game_over.sum())
     assert finished > 0  # final observations and new games' deals were made by the kernels too
-    if players == 2:
+    if players == 3:
         assert sum(refills) > 0  # stocks ran out and were refilled by the kernel
 
 
@@ -200,7 +200,7 @@ def test_partial_steps_and_unchecked_actions_match_with_the_kernels() -> None:
     generator = torch.Generator().manual_seed(6)
     fused_ts, torch_ts = games[0].reset(), games[1].reset()
     illegal = 0
-    for step in range(70):
+    for step in range(50):
         actions = agent.act(torch_ts.observation, torch_ts.action_mask)
         active = torch.rand(20, generator=generator) < 0.6
         if step in (3, 40):
