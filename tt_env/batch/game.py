@@ -104,9 +104,10 @@ class BatchGame:
         with a select (other devices; tests set it False to run the accelerator's path on a CPU)."""
         self._outputs = ReusedArrays() if self._sparse else None  # the observations' memory, on a CPU
         self._kernel_backend = "auto"
-        """The backend of the observation, the moves and the deals (``kernels.KERNEL_BACKENDS``): on
-        a CPU ``"auto"`` is the C loops, on CUDA the Triton kernels; tests and benchmarks set
-        ``"torch"`` or ``"triton"`` with ``_sparse`` False to run a GPU's code on a CPU."""
+        """The backend of the observation, the moves, the go-out filter and the deals
+        (``kernels.KERNEL_BACKENDS``): on a CPU ``"auto"`` is the C loops, on CUDA the Triton
+        kernels; tests and benchmarks set ``"torch"`` or ``"triton"`` with ``_sparse`` False to
+        run a GPU's code on a CPU."""
         self._rows = torch.arange(num_tables, device=self.device)
         self._hand_penalty = torch.zeros(num_tables, self.num_players, dtype=torch.int64, device=self.device)
         """Accelerator path: each seat's least penalty after its last discard (see _cached_scoring)."""

@@ -6,7 +6,8 @@ observation and mask and a seat's hand as bytes (:mod:`tt_env.batch.observe`), t
 the end of each turn (:mod:`tt_env.batch.moves`), the deals and stock refills
 (:mod:`tt_env.batch.deal`) and ``random-v0``'s pick (:func:`tt_env.batch.agents.nth_legal`).
 Each is None here where the extension is not built. Every caller takes ``backend=`` with the
-values :data:`KERNEL_BACKENDS` and asks :func:`use_c`; the tensor code is the reference.
+values :data:`KERNEL_BACKENDS` and asks :func:`use_c`, and, for the parts a GPU runs as fused
+Triton kernels, :func:`use_triton`; the tensor code is the reference.
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ except ImportError:  # built without a compiler: the tensor code on every device
 KERNEL_BACKENDS = ("auto", "c", "torch", "triton")
 """The ``backend=`` values: ``"c"`` the C loop (CPU tensors, the built extension), ``"torch"``
 the tensor code (any device), ``"triton"`` a fused Triton kernel where the part has one (the
-observation: :mod:`tt_env.batch.observe_triton`; interpreted on a CPU, for the tests) and the
-tensor code elsewhere, ``"auto"`` the C loop where it can run, else the Triton kernel on CUDA
-where there is one, else the tensor code."""
+observation, the moves, the deals and refills, the go-out filter: the ``*_triton`` modules;
+interpreted on a CPU, for the tests) and the tensor code elsewhere, ``"auto"`` the C loop where
+it can run, else the Triton kernel on CUDA where there is one, else the tensor code."""
 
 
 def use_c(kernel: Callable | None, device: torch.device, backend: str) -> bool:

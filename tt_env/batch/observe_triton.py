@@ -24,6 +24,7 @@ import torch
 from ..observation.sizes import NUM_ACTIONS, OBS_FIXED, OBS_PER_PLAYER
 from .solver_triton import triton_cdiv
 from .state import COUNT_DTYPE, BatchState
+from .triton_build import build
 
 BLOCK_TABLES = 32
 """Tables per program (each row is written as tiles of 64 columns; not yet tuned on a GPU)."""
@@ -40,7 +41,6 @@ def usable(num_cards: int, max_turns: int, hand_scale: float, score_scale: float
 @functools.lru_cache(maxsize=None)
 def _kernel(interpret: bool):
     """The observe-and-mask kernel: compiled, or wrapped for the interpreter (CPU tensors)."""
-    import triton
     import triton.language as tl
 
     def observe_kernel(hands, pile_counts, known, discards, pile, pile_len, seat_ptr, current, phase, went_out,
@@ -110,11 +110,7 @@ def _kernel(interpret: bool):
             tl.store(at, (draw & ((stock > 0) | (plen > 1))).to(tl.int8), mask=ok)
             tl.store(at + 1, (draw & (plen > 0)).to(tl.int8), mask=ok)
 
-    if interpret:
-        from triton.runtime.interpreter import InterpretedFunction
-
-        return InterpretedFunction(observe_kernel)
-    return triton.jit(observe_kernel)
+    return build([observe_kernel], interpret)[0]
 
 
 def observe_and_mask(state: BatchState, round_number: torch.Tensor, num_cards: int, max_turns: int,

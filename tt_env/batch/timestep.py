@@ -52,8 +52,6 @@ def win_rewards(scores: torch.Tensor) -> torch.Tensor:
     return torch.where(k == n, 0.0, values)
 
 
-
-
 def step_rewards(reward_mode: str, points: torch.Tensor, ends: torch.Tensor, over: torch.Tensor,
                  scores: torch.Tensor, sparse: bool) -> torch.Tensor:
     """(B, N) float32 rewards of a step, as ``three_thirteen_v0`` gives them in ``reward_mode``: 0
