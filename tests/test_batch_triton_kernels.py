@@ -264,7 +264,9 @@ TENSOR_TYPES = {torch.float32: "*fp32", torch.int64: "*i64", torch.uint8: "*u8",
 
 def compile_for_gpu(kernel, args: list, constexprs: dict):
     """Compile a ``triton.jit`` kernel for an NVIDIA H100/H200 (sm_90) ahead of time, on a CPU:
-    the argument types from example ``args`` (the kernel's other parameters, in order)."""
+    the argument types from example ``args`` (the kernel's other parameters, in order). Twice:
+    as given, and with every integer argument 1, which Triton's launcher turns into a constant
+    (``tl.constexpr``: a Python int in the kernel, without ``.to``); returns the first."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -273,9 +275,13 @@ def compile_for_gpu(kernel, args: list, constexprs: dict):
     assert len(runtime) == len(args) and set(constexprs) == {p.name for p in kernel.params if p.is_constexpr}
     signature = {name: TENSOR_TYPES[v.dtype] if isinstance(v, torch.Tensor) else "fp32" if isinstance(v, float)
                  else "i32" if -2**31 <= v < 2**31 else "i64" for name, v in zip(runtime, args, strict=True)}
-    signature |= {name: "constexpr" for name in constexprs}
-    return triton.compile(ASTSource(fn=kernel, signature=signature, constexprs=constexprs),
-                          target=GPUTarget("cuda", 90, 32))
+    ones = {name: 1 for name, v in zip(runtime, args, strict=True) if isinstance(v, int)}
+    compiled = []
+    for constants in (constexprs, constexprs | ones):
+        types = signature | {name: "constexpr" for name in constants}
+        compiled.append(triton.compile(ASTSource(fn=kernel, signature=types, constexprs=constants),
+                                       target=GPUTarget("cuda", 90, 32)))
+    return compiled[0]
 
 
 def _nvidia_backend() -> bool:
@@ -289,7 +295,8 @@ def _nvidia_backend() -> bool:
 @pytest.mark.skipif(not _nvidia_backend(), reason="Triton with its NVIDIA backend is not installed")
 def test_every_kernel_compiles_for_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     """What the interpreter runs, the compiler must take too: a global the kernel may not read, a
-    variable whose type a branch changes, and the like fail only here. Compiled for sm_90 (no GPU
+    variable whose type a branch changes, an integer argument of 1 made a constant, and the like
+    fail only here. Compiled for sm_90 (no GPU
     needed): the observation (with and without its mask; its scaled pieces checked to be
     correctly rounded quotients, ``div.rn``), the deal, the refill, the moves (every table and
     some) and the end of the turns."""
