@@ -20,8 +20,9 @@ launches (docs/batched-engine.md). This counts them without a GPU, with torch's 
   (the values are not computed, so nothing here needs Triton);
 - the go-out filter ``could_meld_completely`` in both its layouts.
 
-A GPU step launches about the engine's operations plus, per meld program call (the discard
-step's go-out check and, with ``gathered``, the round end's), the program's launches.
+A GPU step launches about the engine's operations plus, per meld program call (counted in the
+table: the discard step's go-out check, which with ``gathered`` solves the round ends' hands
+too), the program's launches.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from tt_env.batch import (  # noqa: E402
     solver,
     solver_triton,
 )
+from tt_env.batch import game as game_module  # noqa: E402
 from tt_env.batch.agents import BatchRandom  # noqa: E402
 from tt_env.engine.rules import Rules  # noqa: E402
 
@@ -91,10 +93,11 @@ class _CountedKernel:
         return launch
 
 
-def engine_ops(players: int, tables: int, solving: str, observation: str) -> tuple[int, int, int, int]:
-    """(draw step, discard step) operations and then kernel launches of the every-row path, the C
-    solver for the melds, the observation, moves and deals by ``observation`` ("torch", or
-    "triton": the fused kernels a GPU runs when Triton is installed)."""
+def engine_ops(players: int, tables: int, solving: str, observation: str) -> dict[bool, tuple[int, int, int]]:
+    """Per step kind (True: a draw step, False: a discard step), the tensor operations, the Triton
+    kernel launches and the meld solver calls of the every-row path, the C solver standing in for
+    the meld program, the observation, moves and deals by ``observation`` ("torch", or "triton":
+    the fused kernels a GPU runs when Triton is installed)."""
     rules = Rules(num_players=players)
     game = BatchGame(rules, tables, check_actions=False, solver="auto", solving=solving)
     game._sparse = False  # the path a GPU takes
@@ -103,7 +106,14 @@ def engine_ops(players: int, tables: int, solving: str, observation: str) -> tup
     ts = game.reset()
     for _ in range(10):
         ts = game.step(agent.act(ts.observation, ts.action_mask))
-    counts, launches = {}, {}
+    counts: dict[bool, tuple[int, int, int]] = {}
+    solve, calls = game_module.least_penalty, [0]
+
+    def counted_solve(*args, **kwargs) -> torch.Tensor:
+        calls[0] += 1
+        return solve(*args, **kwargs)
+
+    game_module.least_penalty = counted_solve
     kernel, deal_kernels, move_kernels = observe_triton._kernel, deal_triton._kernels, moves_triton._kernels
     filter_kernel = go_out_filter_triton._kernel
     observe_triton._kernel = lambda interpret: _CountedKernel(kernel(interpret))
@@ -114,14 +124,14 @@ def engine_ops(players: int, tables: int, solving: str, observation: str) -> tup
         for _ in range(2):
             drawing = game._lockstep_phase == 0
             actions = agent.act(ts.observation, ts.action_mask)
-            _CountedKernel.launches = 0
+            _CountedKernel.launches, calls[0] = 0, 0
             with CountOps() as ops:
                 ts = game.step(actions)
-            counts[drawing], launches[drawing] = ops.count, _CountedKernel.launches
+            counts[drawing] = (ops.count, _CountedKernel.launches, calls[0])
     finally:
         observe_triton._kernel, deal_triton._kernels, moves_triton._kernels = kernel, deal_kernels, move_kernels
-        go_out_filter_triton._kernel = filter_kernel
-    return counts[True], counts[False], launches[True], launches[False]
+        go_out_filter_triton._kernel, game_module.least_penalty = filter_kernel, solve
+    return counts
 
 
 class _StubKernel:
@@ -180,14 +190,14 @@ def main() -> None:
         raise SystemExit("--players must be 2..8 and --tables >= 8")
     print_header("Tensor operations (kernel launches on a GPU) of the every-row path, counted on a CPU", vars(args))
     rows = []
-    observations = ("torch", "triton") if observe_triton.usable(52, 1, 1, 1) else ("torch",)
+    observations = ("torch", "triton") if solver_triton.available() else ("torch",)
     for observation in observations:
         for solving in ("gathered", "kept"):
-            draw, discard, draw_kernels, discard_kernels = engine_ops(args.players, args.tables, solving, observation)
-            fused = observation == "triton"
-            rows.append([f"BatchGame.step, solving={solving}, {OBSERVATIONS[observation]}",
-                         f"{draw} + {draw_kernels} kernels" if fused else f"{draw}",
-                         f"{discard} + {discard_kernels} kernels" if fused else f"{discard}", ""])
+            counts = engine_ops(args.players, args.tables, solving, observation)
+            cells = [f"{ops}" + (f" + {kernels} kernels" if observation == "triton" else "")
+                     + (f", {calls} solver call{'s' if calls > 1 else ''}" if calls else "")
+                     for ops, kernels, calls in (counts[True], counts[False])]
+            rows.append([f"BatchGame.step, solving={solving}, {OBSERVATIONS[observation]}", *cells, ""])
     for prefix in (True, False):
         ops, launches = program_ops(args.players, args.tables, prefix)
         rows.append([f"fused meld program, {'with' if prefix else 'without'} a prefix", "", "",

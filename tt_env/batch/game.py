@@ -111,6 +111,8 @@ class BatchGame:
         self._rows = torch.arange(num_tables, device=self.device)
         self._hand_penalty = torch.zeros(num_tables, self.num_players, dtype=torch.int64, device=self.device)
         """Accelerator path: each seat's least penalty after its last discard (see _cached_scoring)."""
+        self._round_penalties: torch.Tensor | None = None
+        """Gathered solving: this step's penalties of the hands a round's end scores (-1 elsewhere)."""
         self._rounds = torch.tensor(rules.rounds, dtype=torch.int64, device=self.device)
         self._seed32 = seed_words(seed)
         self.state = BatchState.empty(num_tables, self.num_players, self.shoe_size, self.device)
@@ -318,12 +320,28 @@ class BatchGame:
             return melds_completely(hands, wild, self.rules, backend=self.solver)
         hands = self.state.hands[self._rows, seat].to(torch.uint8)
         if self._gathered:  # as on a CPU, but gathered to the front instead of picked out
-            could = could_meld_completely(hands, wild, backend=self._kernel_backend)
-            return self._solve_gathered(hands, wild, mask & could) == 0
+            return self._solve_discards_and_round_ends(mask, seat, discard, hands, wild)
         pen = least_penalty(hands, wild, self.rules, backend=self.solver)
         kept = self._hand_penalty.gather(1, seat.unsqueeze(1)).squeeze(1)
         self._hand_penalty.scatter_(1, seat.unsqueeze(1), torch.where(discard, pen, kept).unsqueeze(1))
         return mask & (pen == 0)
+
+    def _solve_discards_and_round_ends(self, checking: torch.Tensor, seat: torch.Tensor, discard: torch.Tensor,
+                                       hands: torch.Tensor, wild: torch.Tensor) -> torch.Tensor:
+        """Gathered solving's one solver call a step: the ``checking`` discarded ``hands`` that could
+        meld completely (the go-out check, returned as in :meth:`_penalty_is_zero`) and, at the
+        tables where this discard ends the round unless it goes out (which ends none), every hand
+        but the one out before: the round's scores, kept for :meth:`_score_round`."""
+        s, n = self.state, self.num_players
+        could = checking & could_meld_completely(hands, wild, backend=self._kernel_backend)
+        may_end = discard & (((seat + 1) % n == s.went_out)  # as end_turns decides
+                             | ((s.went_out < 0) & (s.turn >= self.rules.max_turns_per_round)))
+        seats = torch.arange(n, device=self.device).unsqueeze(0)
+        need = (may_end.unsqueeze(1) & (seats != s.went_out.unsqueeze(1))) | ((seats == seat.unsqueeze(1))
+                                                                             & could.unsqueeze(1))
+        hands_all = s.hands.reshape(-1, 52).to(torch.uint8)
+        self._round_penalties = self._solve_gathered(hands_all, wild.repeat_interleave(n), need.view(-1)).view(-1, n)
+        return checking & (self._round_penalties.gather(1, seat.unsqueeze(1)).squeeze(1) == 0)
 
     def _solve_gathered(self, hands: torch.Tensor, wild: torch.Tensor, need: torch.Tensor) -> torch.Tensor:
         """(K,) least penalties of the ``hands`` (K, 52) where ``need`` holds, -1 elsewhere.
@@ -350,14 +368,12 @@ class BatchGame:
         seats = torch.arange(n, device=self.device)
         if self._cached_scoring:  # every row here (the every-row path), kept at each discard
             pen = self._hand_penalty.clone()
+        elif self._gathered and not self._sparse:  # every row here, solved with this step's go-out check
+            pen = self._round_penalties
         else:
             wild = (self._rounds[part.round_index] + 2).repeat_interleave(n)
             hands = part.hands.reshape(k * n, 52).to(torch.uint8)
-            if self._gathered and not self._sparse:  # the ending tables' hands, but the one that went out
-                need = ending.unsqueeze(1) & (seats.unsqueeze(0) != part.went_out.unsqueeze(1))
-                pen = self._solve_gathered(hands, wild, need.reshape(-1)).view(k, n)
-            else:
-                pen = least_penalty(hands, wild, self.rules, backend=self.solver).view(k, n).long()
+            pen = least_penalty(hands, wild, self.rules, backend=self.solver).view(k, n).long()
         pen = torch.where(seats.unsqueeze(0) == part.went_out.unsqueeze(1), 0, pen)
         points.copy_(pen)
         part.scores = part.scores + pen
