@@ -4,8 +4,9 @@
 # the machine lacks are in .whl/ (downloaded on the development machine). Figures go to $OUT.
 # PARTS picks sections (default all): engine (smoke check, CUDA tests, host syncs, decisions/s),
 # solver, trainers (every trainer on cuda), training (the batched trainer's steps/s); and, only
-# when asked for (PARTS=tuning, about 2 minutes), the fused kernels' programs per launch with a
-# count (solver_triton.PREFIX_PROGRAMS) side by side, gathered solving, 2 players.
+# when asked for (PARTS=tuning, about 3.5 minutes), where a GPU step goes part by part, and the
+# fused kernels' programs per launch with a count (solver_triton.PREFIX_PROGRAMS) side by side,
+# gathered solving, 2 players.
 # Where one command may run 10 minutes at most, run it in two calls, each under that limit even
 # at its sections' timeouts: PARTS=engine (at most about 7.5 minutes), then
 # PARTS=solver,trainers,training (at most about 6.5); PARTS=tuning after them if time is left.
@@ -101,7 +102,10 @@ timeout 75 python3 benchmarks/bench_training.py --contenders batch_ppo --device 
     --steps 200000 --repeats 1 2>&1 | tail -8 | tee "$OUT/bench_training.txt"
 fi
 if want tuning; then
-# 6. (opt-in) programs per launch of the fused kernels when they solve a gathered prefix
+# 6. (opt-in) where a GPU step goes, part by part (each part waits for the device at both ends)
+timeout 60 python3 benchmarks/step_breakdown.py --device cuda --tables 16384,65536 --repeats 2 --seconds 2 2>&1 \
+    | tail -14 | tee "$OUT/step_breakdown_cuda.txt"
+# 7. (opt-in) programs per launch of the fused kernels when they solve a gathered prefix
 timeout 150 python3 benchmarks/bench_batch.py --device cuda --solver triton --solving gathered \
     --prefix-programs 1024,4096,8192,32768 --batch-sizes 65536,262144 --players 2 --envs batch \
     --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -12 | tee "$OUT/bench_prefix_programs.txt"

@@ -1,9 +1,10 @@
-"""Where a CPU step of the batched engine goes: milliseconds per step, part by part.
+"""Where a step of the batched engine goes: milliseconds per step, part by part.
 
 Run from the repository root::
 
     python benchmarks/step_breakdown.py
     python benchmarks/step_breakdown.py --tables 4096,16384 --threads 2 --players 4
+    python benchmarks/step_breakdown.py --device cuda --tables 16384,65536
 
 Random masked play as in ``benchmarks/bench_batch.py`` (``random-v0`` picks, ``BatchGame.step``
 plays), with the engine's parts wrapped in timers for the run (wall time, in process; the
@@ -21,6 +22,11 @@ engine is not changed otherwise):
 
 and the page faults per step (the process's minor faults: fresh memory the kernel maps and
 zeroes, which a step that allocates large tensors may pay again and again).
+
+On a GPU (``--device cuda``; actions unchecked, as the fastest runs play) each timed part
+waits for the device before it starts and before it stops, so that its time is its own: the
+parts then run one after the other instead of overlapping the host's work with the device's,
+and the whole step is slower than in ``bench_batch.py``. Compare the parts, not the total.
 
 A step alternates between a draw step and a discard step (the tables stay in lockstep), so the
 parts are averaged over both. Medians over ``--repeats`` timed runs of ``--seconds`` each.
@@ -58,15 +64,19 @@ PARTS = {  # label: the (owner, attribute) pairs timed under it
 }
 
 
-def _timed(spent: dict[str, float], label: str, fn: Callable, inside: list[float]) -> Callable:
+def _timed(spent: dict[str, float], label: str, fn: Callable, inside: list[float], sync: Callable[[], None]
+           ) -> Callable:
     """``fn`` adding its own time to ``spent[label]``: less that of the timed parts it calls (a
-    stock refill inside the moves counts as a round's rare part, once)."""
+    stock refill inside the moves counts as a round's rare part, once); ``sync`` waits for the
+    device at both ends."""
     def wrapper(*args, **kwargs):
+        sync()
         start = time.perf_counter()
         inside.append(0.0)
         try:
             return fn(*args, **kwargs)
         finally:
+            sync()
             elapsed = time.perf_counter() - start
             spent[label] += elapsed - inside.pop()
             if inside:
@@ -75,18 +85,21 @@ def _timed(spent: dict[str, float], label: str, fn: Callable, inside: list[float
 
 
 def breakdown(players: int, tables: int, seconds: float, repeats: int, warmup_steps: int,
-              seed: int) -> dict[str, float]:
-    """Median milliseconds per step of each part, of the whole step and decisions per second."""
+              seed: int, device: torch.device | None = None) -> dict[str, float]:
+    """Median milliseconds per step of each part, of the whole step and decisions per second
+    (``device``: the engine's, a CPU by default)."""
+    device = torch.device("cpu") if device is None else device
     spent: dict[str, float] = defaultdict(float)
     targets = [(label, owner, name) for label, pairs in PARTS.items() for owner, name in pairs]
     originals = {(owner, name): getattr(owner, name) for _, owner, name in targets}
     inside: list[float] = []  # the time of timed parts called by the timed part running
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
     for label, owner, name in targets:
-        setattr(owner, name, _timed(spent, label, originals[owner, name], inside))
+        setattr(owner, name, _timed(spent, label, originals[owner, name], inside, sync))
     try:
         rules = Rules(num_players=players)
-        game = game_module.BatchGame(rules, tables, seed=seed)
-        agent = BatchRandom(rules, seed=seed + 1)
+        game = game_module.BatchGame(rules, tables, device=device, seed=seed, check_actions=device.type == "cpu")
+        agent = BatchRandom(rules, seed=seed + 1, device=device)
         ts = game.reset()
         for _ in range(warmup_steps):
             ts = game.step(agent.act(ts.observation, ts.action_mask))
@@ -97,6 +110,7 @@ def breakdown(players: int, tables: int, seconds: float, repeats: int, warmup_st
             while steps % 2 or time.perf_counter() - start < seconds:  # whole draw + discard pairs
                 ts = game.step(agent.act(ts.observation, ts.action_mask))
                 steps += 1
+            sync()
             total = (time.perf_counter() - start) / steps * 1e3
             runs["whole step"].append(total)
             runs["page faults"].append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults) / steps)
@@ -119,6 +133,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per timed run (default 2)")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs; medians are shown (default 5)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cpu", help="torch device of the engine (cpu, cuda, cuda:1)")
     args = parser.parse_args()
     try:
         tables = [int(t) for t in args.tables.split(",")]
@@ -130,9 +145,15 @@ def main() -> None:
         parser.error(f"--players={args.players}: use 2..8")
     if args.threads < 1 or args.seconds <= 0 or args.repeats < 1:
         parser.error("--threads and --repeats must be at least 1, --seconds above 0")
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        parser.error(f"--device={args.device!r}: this torch sees no CUDA GPU; use cpu")
+    if device.type not in ("cpu", "cuda"):
+        parser.error(f"--device={args.device!r}: use cpu or cuda (cuda:N)")
     torch.set_num_threads(args.threads)
-    print_header("Batched engine: where a CPU step goes (ms per step, medians)", vars(args))
-    results = {t: breakdown(args.players, t, args.seconds, args.repeats, 20, args.seed) for t in tables}
+    info = vars(args) | ({"gpu": torch.cuda.get_device_name(device)} if device.type == "cuda" else {})
+    print_header(f"Batched engine: where a {device.type.upper()} step goes (ms per step, medians)", info)
+    results = {t: breakdown(args.players, t, args.seconds, args.repeats, 20, args.seed, device) for t in tables}
     labels = ["whole step", *PARTS, "rest of the step"]
     rows = [[label] + [f"{results[t][label]:.2f} ({results[t][label] / results[t]['whole step']:.0%})"
                        for t in tables] for label in labels]

@@ -1,4 +1,4 @@
-"""``benchmarks/step_breakdown.py`` times the parts of a CPU step and leaves the engine as it was."""
+"""``benchmarks/step_breakdown.py`` times the parts of a step and leaves the engine as it was."""
 
 from __future__ import annotations
 
@@ -37,8 +37,11 @@ def test_a_part_called_inside_another_counts_once(monkeypatch) -> None:
 
     spent: dict[str, float] = defaultdict(float)
     inside: list[float] = []
-    inner = step_breakdown._timed(spent, "inner", lambda: wait(2.0), inside)
-    outer = step_breakdown._timed(spent, "outer", lambda: (wait(1.0), inner(), wait(0.5)), inside)
+    waits: list[float] = []  # the device waits (on a GPU): at both ends of every timed call
+    inner = step_breakdown._timed(spent, "inner", lambda: wait(2.0), inside, lambda: waits.append(clock[0]))
+    outer = step_breakdown._timed(spent, "outer", lambda: (wait(1.0), inner(), wait(0.5)), inside,
+                                  lambda: waits.append(clock[0]))
     outer()
     inner()
     assert spent == {"outer": 1.5, "inner": 4.0} and inside == []
+    assert waits == [0.0, 1.0, 3.0, 3.5, 3.5, 5.5]
