@@ -8,7 +8,7 @@
 # fused kernels' programs per launch with a count (solver_triton.PREFIX_PROGRAMS) side by side,
 # gathered solving, 2 players.
 # Where one command may run 10 minutes at most, run it in two calls, each under that limit even
-# at its sections' timeouts: PARTS=engine (at most about 7.5 minutes), then
+# at its sections' timeouts: PARTS=engine (at most about 8 minutes), then
 # PARTS=solver,trainers,training (at most about 6.5); PARTS=tuning after them if time is left.
 set -u
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"; SMOKE=/tmp/triton_smoke.txt
@@ -46,8 +46,10 @@ echo "engine solver for the figures: $SOLVER" | tee -a "$OUT/machine.txt"
 # 1. the engine on CUDA equals the CPU's games and the scalar engine; no host sync inside step
 #    (through the step's fused Triton kernels, the default on CUDA: if these fail, the figures
 #    below take the tensor code, and say so)
-timeout 100 python3 -m pytest -q -p no:cacheprovider tests/test_batch_api.py::test_cuda_plays_the_cpu_games \
-    tests/test_batch_engine.py::test_gpu_matches_scalar_engine 2>&1 | tail -5 | tee "$OUT/cuda_tests.txt"
+timeout 130 python3 -m pytest -q -p no:cacheprovider tests/test_batch_api.py::test_cuda_plays_the_cpu_games \
+    tests/test_batch_engine.py::test_gpu_matches_scalar_engine \
+    tests/test_batch_triton_kernels.py::test_the_compiled_kernels_play_the_tensor_code_s_games_on_cuda 2>&1 \
+    | tail -5 | tee "$OUT/cuda_tests.txt"
 KERNELS=auto,torch
 grep -q " passed" "$OUT/cuda_tests.txt" && ! grep -q -E "failed|error" "$OUT/cuda_tests.txt" || KERNELS=torch
 echo "engine step kernels for the figures: $KERNELS (auto: the fused Triton kernels)" | tee -a "$OUT/machine.txt"

@@ -212,6 +212,29 @@ def test_partial_steps_and_unchecked_actions_match_with_the_kernels() -> None:
     assert illegal > 0
 
 
+@pytest.mark.skipif(not torch.cuda.is_available() or not solver_triton.available(),
+                    reason="needs a CUDA GPU and Triton")
+@pytest.mark.parametrize("rules", [Rules(num_players=2, rounds=(1, 11), max_turns_per_round=60),
+                                   Rules(num_players=5, decks=4, aces="high_or_low", rounds=(3, 4)),
+                                   Rules(num_players=8, discard_drawn_discard=True, rounds=(1, 2),
+                                         max_turns_per_round=20)],
+                         ids=["2p", "5p 4 decks aces high", "8p ddd"])
+def test_the_compiled_kernels_play_the_tensor_code_s_games_on_cuda(rules: Rules) -> None:
+    """On a GPU: the engine with the compiled kernels (the default there) against the same
+    engine with the tensor code, every field after every step, 512 tables."""
+    games = []
+    for backend in ("auto", "torch"):
+        game = BatchGame(rules, 512, device="cuda", seed=3)
+        game._kernel_backend = backend
+        games.append(game)
+    agent = BatchRandom(rules, seed=2, device="cuda")
+    fused_ts, torch_ts = games[0].reset(), games[1].reset()
+    for _ in range(200):
+        actions = agent.act(torch_ts.observation, torch_ts.action_mask)
+        fused_ts, torch_ts = games[0].step(actions), games[1].step(actions)
+        assert_same(*games, fused_ts, torch_ts)
+
+
 def test_triton_is_asked_for_by_name_and_refused_with_reasons(monkeypatch: pytest.MonkeyPatch) -> None:
     game = BatchGame(Rules(rounds=(1, 2), max_turns_per_round=2**24 + 1), 2)
     game.reset()
