@@ -122,6 +122,9 @@ def test_bad_input_is_named() -> None:
         BatchGame(Rules(), 2, reward_mode="points")
     with pytest.raises(TypeError, match="Rules"):
         BatchGame({"num_players": 2}, 2)  # type: ignore[arg-type]
+    with pytest.raises(ValueError,
+                       match=r"kernels='fast' is not allowed: use one of \['auto', 'c', 'torch', 'triton'\]"):
+        BatchGame(Rules(), 2, kernels="fast")
     game = BatchGame(Rules(), 2)
     with pytest.raises(RuntimeError, match="reset"):
         game.step(torch.zeros(2, dtype=torch.int64))

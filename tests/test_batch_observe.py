@@ -92,14 +92,13 @@ def _no_c_loop(*args: object) -> None:
 
 
 def test_torch_means_the_tensor_code_in_the_calls_and_in_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``backend="torch"`` (and ``BatchGame._kernel_backend``, the GPU's path on a CPU) never runs
+    """``backend="torch"`` (and ``BatchGame(..., kernels="torch")``, the GPU's code on a CPU) never runs
     the C loop: through a step, a round's end and a finished game's final observation (nor the
     go-out check's seat hands)."""
     monkeypatch.setattr(observe_module, "_c_observe_and_mask", _no_c_loop)
     monkeypatch.setattr(observe_module, "_c_seat_hands", _no_c_loop)
     rules = Rules(rounds=(1,), max_turns_per_round=4)
-    game = BatchGame(rules, 8)
-    game._kernel_backend = "torch"
+    game = BatchGame(rules, 8, kernels="torch")
     agent = BatchRandom(rules)
     ts = game.reset()
     finished = 0

@@ -235,6 +235,20 @@ def test_the_compiled_kernels_play_the_tensor_code_s_games_on_cuda(rules: Rules)
         assert_same(*games, fused_ts, torch_ts)
 
 
+@needs_triton
+def test_kernels_triton_on_a_cpu_plays_the_c_loops_games() -> None:
+    """``BatchGame(..., kernels="triton")`` on a CPU's own path (the rare parts on just the rows
+    that need them): the kernels, interpreted, play the games the C loops play."""
+    rules = Rules(num_players=3, decks=1, rounds=(10, 11), max_turns_per_round=30)
+    by_c, by_kernels = BatchGame(rules, 10, seed=6), BatchGame(rules, 10, seed=6, kernels="triton")
+    agent = BatchRandom(rules, seed=7)
+    c_ts, fused_ts = by_c.reset(), by_kernels.reset()
+    for _ in range(70):
+        actions = agent.act(c_ts.observation, c_ts.action_mask)
+        c_ts, fused_ts = by_c.step(actions), by_kernels.step(actions)
+        assert_same(by_c, by_kernels, c_ts, fused_ts)
+
+
 def test_triton_is_asked_for_by_name_and_refused_with_reasons(monkeypatch: pytest.MonkeyPatch) -> None:
     game = BatchGame(Rules(rounds=(1, 2), max_turns_per_round=2**24 + 1), 2)
     game.reset()

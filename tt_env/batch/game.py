@@ -26,6 +26,7 @@ from .deal import deal_rows, deals_in_c, deals_in_triton, dealt, reshuffle, resh
 from .deal_triton import deal_masked, reshuffle_masked
 from .go_out import melds_completely
 from .go_out_filter import could_meld_completely
+from .kernels import KERNEL_BACKENDS
 from .moves import apply_moves, end_turns
 from .observe import observe, observe_and_mask, seat_hand_bytes
 from .random_keys import seed_words, stream_base, uniform_below
@@ -68,11 +69,14 @@ class BatchGame:
             every discard, its penalty kept per seat to score the round (the plain tensor
             program solves every row anyway). ``"auto"``: gathered with the fused solver, else
             kept. A CPU solves just the hands that need it whatever this says.
+        kernels: the code of the step's other parts (:data:`tt_env.batch.kernels.KERNEL_BACKENDS`):
+            ``"auto"``, the C loops on a CPU and the fused Triton kernels on CUDA where Triton is
+            installed, else the tensor code; ``"torch"``, the tensor code everywhere.
     """
 
     def __init__(self, rules: Rules, num_tables: int, device: str | torch.device = "cpu", seed: int = 0,
                  reward_mode: str = "relative", *, autoreset: bool = True, check_actions: bool = True,
-                 solver: str = "auto", solving: str = "auto") -> None:
+                 solver: str = "auto", solving: str = "auto", kernels: str = "auto") -> None:
         if not isinstance(rules, Rules):
             raise TypeError(f"rules={rules!r} is not a Rules: build one with tt_env.engine.rules.Rules(...)")
         if rules.num_decks > MAX_BATCH_DECKS:
@@ -92,6 +96,8 @@ class BatchGame:
         self.solver = solver
         if solving not in SOLVING_MODES:
             raise ValueError(f"solving={solving!r} is not allowed: use one of {list(SOLVING_MODES)}")
+        if kernels not in KERNEL_BACKENDS:
+            raise ValueError(f"kernels={kernels!r} is not allowed: use one of {list(KERNEL_BACKENDS)}")
         fused = solver == "triton" or (solver == "auto" and self.device.type == "cuda" and solver_triton.available())
         self._gathered = solving == "gathered" or (solving == "auto" and fused)
         """Every-row path: solve only the hands that need it, gathered to the front (see ``solving``)."""
@@ -103,11 +109,9 @@ class BatchGame:
         """Whether the rare parts of a step run on the rows that need them (CPU) or on every row
         with a select (other devices; tests set it False to run the accelerator's path on a CPU)."""
         self._outputs = ReusedArrays() if self._sparse else None  # the observations' memory, on a CPU
-        self._kernel_backend = "auto"
-        """The backend of the observation, the moves, the go-out filter and the deals
-        (``kernels.KERNEL_BACKENDS``): on a CPU ``"auto"`` is the C loops, on CUDA the Triton
-        kernels; tests and benchmarks set ``"torch"`` or ``"triton"`` with ``_sparse`` False to
-        run a GPU's code on a CPU."""
+        self._kernel_backend = kernels
+        """``kernels``: tests and benchmarks set ``"torch"`` or ``"triton"`` with ``_sparse`` False
+        to run a GPU's code on a CPU."""
         self._rows = torch.arange(num_tables, device=self.device)
         self._hand_penalty = torch.zeros(num_tables, self.num_players, dtype=torch.int64, device=self.device)
         """Accelerator path: each seat's least penalty after its last discard (see _cached_scoring)."""
