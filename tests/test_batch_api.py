@@ -125,6 +125,8 @@ def test_bad_input_is_named() -> None:
     with pytest.raises(ValueError,
                        match=r"kernels='fast' is not allowed: use one of \['auto', 'c', 'torch', 'triton'\]"):
         BatchGame(Rules(), 2, kernels="fast")
+    with pytest.raises(ValueError, match="backend='c' needs the built C extension .* these are on meta"):
+        BatchGame(Rules(), 2, device="meta", kernels="c")
     game = BatchGame(Rules(), 2)
     with pytest.raises(RuntimeError, match="reset"):
         game.step(torch.zeros(2, dtype=torch.int64))

@@ -236,9 +236,15 @@ def test_the_compiled_kernels_play_the_tensor_code_s_games_on_cuda(rules: Rules)
 
 
 @needs_triton
-def test_kernels_triton_on_a_cpu_plays_the_c_loops_games() -> None:
+def test_kernels_triton_on_a_cpu_plays_the_c_loops_games(monkeypatch: pytest.MonkeyPatch) -> None:
     """``BatchGame(..., kernels="triton")`` on a CPU's own path (the rare parts on just the rows
     that need them): the kernels, interpreted, play the games the C loops play."""
+    calls = {"observe": 0, "moves": 0}
+    for module, name, key in ((triton_module, "observe_and_mask", "observe"), (moves_triton, "apply_moves", "moves")):
+        def counted(*args, _fn=getattr(module, name), _key=key, **kwargs):
+            calls[_key] += 1
+            return _fn(*args, **kwargs)
+        monkeypatch.setattr(module, name, counted)
     rules = Rules(num_players=3, decks=1, rounds=(10, 11), max_turns_per_round=30)
     by_c, by_kernels = BatchGame(rules, 10, seed=6), BatchGame(rules, 10, seed=6, kernels="triton")
     agent = BatchRandom(rules, seed=7)
@@ -247,6 +253,7 @@ def test_kernels_triton_on_a_cpu_plays_the_c_loops_games() -> None:
         actions = agent.act(c_ts.observation, c_ts.action_mask)
         c_ts, fused_ts = by_c.step(actions), by_kernels.step(actions)
         assert_same(by_c, by_kernels, c_ts, fused_ts)
+    assert calls == {"observe": 71, "moves": 70}  # the kernels game's steps, not the C loops game's
 
 
 def test_triton_is_asked_for_by_name_and_refused_with_reasons(monkeypatch: pytest.MonkeyPatch) -> None:

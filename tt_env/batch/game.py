@@ -26,7 +26,7 @@ from .deal import deal_rows, deals_in_c, deals_in_triton, dealt, reshuffle, resh
 from .deal_triton import deal_masked, reshuffle_masked
 from .go_out import melds_completely
 from .go_out_filter import could_meld_completely
-from .kernels import KERNEL_BACKENDS
+from .kernels import KERNEL_BACKENDS, c_observe_and_mask, use_c, use_triton
 from .moves import apply_moves, end_turns
 from .observe import observe, observe_and_mask, seat_hand_bytes
 from .random_keys import seed_words, stream_base, uniform_below
@@ -98,6 +98,8 @@ class BatchGame:
             raise ValueError(f"solving={solving!r} is not allowed: use one of {list(SOLVING_MODES)}")
         if kernels not in KERNEL_BACKENDS:
             raise ValueError(f"kernels={kernels!r} is not allowed: use one of {list(KERNEL_BACKENDS)}")
+        use_c(c_observe_and_mask, self.device, kernels)  # "c" off a CPU or unbuilt, "triton" without
+        use_triton(self.device, kernels)                 # Triton: a ValueError saying so, here
         fused = solver == "triton" or (solver == "auto" and self.device.type == "cuda" and solver_triton.available())
         self._gathered = solving == "gathered" or (solving == "auto" and fused)
         """Every-row path: solve only the hands that need it, gathered to the front (see ``solving``)."""
