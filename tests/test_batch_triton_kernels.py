@@ -240,11 +240,15 @@ def test_kernels_triton_on_a_cpu_plays_the_c_loops_games(monkeypatch: pytest.Mon
     """``BatchGame(..., kernels="triton")`` on a CPU's own path (the rare parts on just the rows
     that need them): the kernels, interpreted, play the games the C loops play."""
     calls = {"observe": 0, "moves": 0}
-    for module, name, key in ((triton_module, "observe_and_mask", "observe"), (moves_triton, "apply_moves", "moves")):
-        def counted(*args, _fn=getattr(module, name), _key=key, **kwargs):
-            calls[_key] += 1
-            return _fn(*args, **kwargs)
-        monkeypatch.setattr(module, name, counted)
+
+    def counting(key: str, fn):
+        def counted(*args, **kwargs):
+            calls[key] += 1
+            return fn(*args, **kwargs)
+        return counted
+
+    monkeypatch.setattr(triton_module, "observe_and_mask", counting("observe", triton_module.observe_and_mask))
+    monkeypatch.setattr(moves_triton, "apply_moves", counting("moves", moves_triton.apply_moves))
     rules = Rules(num_players=3, decks=1, rounds=(10, 11), max_turns_per_round=30)
     by_c, by_kernels = BatchGame(rules, 10, seed=6), BatchGame(rules, 10, seed=6, kernels="triton")
     agent = BatchRandom(rules, seed=7)
