@@ -71,7 +71,8 @@ class BatchGame:
             kept. A CPU solves just the hands that need it whatever this says.
         kernels: the code of the step's other parts (:data:`tt_env.batch.kernels.KERNEL_BACKENDS`):
             ``"auto"``, the C loops on a CPU and the fused Triton kernels on CUDA where Triton is
-            installed, else the tensor code; ``"torch"``, the tensor code everywhere.
+            installed, else the tensor code; ``"torch"``, the tensor code everywhere; ``"c"``, the
+            C loops (a CPU only); ``"triton"``, the kernels (interpreted on a CPU: for tests).
     """
 
     def __init__(self, rules: Rules, num_tables: int, device: str | torch.device = "cpu", seed: int = 0,
