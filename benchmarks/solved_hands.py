@@ -26,7 +26,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import print_header, print_table  # noqa: E402
 
-from tt_env.batch import BatchGame  # noqa: E402
+from tt_env.batch import BatchGame, go_out  # noqa: E402
 from tt_env.batch.agents import BatchGreedy, BatchRandom  # noqa: E402
 from tt_env.engine.rules import Rules  # noqa: E402
 
@@ -37,21 +37,24 @@ def count_solved(players: int, policy: str, tables: int, steps: int, seed: int) 
     game = BatchGame(rules, tables, seed=seed, check_actions=False, solving="gathered")
     game._sparse = False  # the every-row path a GPU takes (the tests do the same)
     solved = torch.zeros((), dtype=torch.int64)
-    solve = game._solve_gathered
+    solve = go_out.solve_gathered
 
-    def counting(hands: torch.Tensor, wild: torch.Tensor, need: torch.Tensor) -> torch.Tensor:
+    def counting(hands: torch.Tensor, wild: torch.Tensor, need: torch.Tensor, *args: object) -> torch.Tensor:
         solved.add_(need.sum())
-        return solve(hands, wild, need)
+        return solve(hands, wild, need, *args)
 
-    game._solve_gathered = counting
-    agent = BatchGreedy(rules) if policy == "greedy-v0" else BatchRandom(rules, seed=seed)
-    ts = game.reset()
-    discard_steps = rounds = 0
-    for _ in range(steps):
-        discarding = game._lockstep_phase == 1
-        ts = game.step(agent.act(ts.observation, ts.action_mask))
-        discard_steps += discarding
-        rounds += int(ts.round_over.sum())
+    go_out.solve_gathered = counting  # (the engine's gathered solving calls it by this name)
+    try:
+        agent = BatchGreedy(rules) if policy == "greedy-v0" else BatchRandom(rules, seed=seed)
+        ts = game.reset()
+        discard_steps = rounds = 0
+        for _ in range(steps):
+            discarding = game._lockstep_phase == 1
+            ts = game.step(agent.act(ts.observation, ts.action_mask))
+            discard_steps += discarding
+            rounds += int(ts.round_over.sum())
+    finally:
+        go_out.solve_gathered = solve
     decisions = tables * steps
     kept = tables * discard_steps  # every table's mover at every discard step
     return {"gathered": int(solved) / decisions, "kept": kept / decisions, "ratio": kept / max(1, int(solved)),

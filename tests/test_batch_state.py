@@ -1,5 +1,6 @@
 """``BatchState.rows_on_read``: some tables of a state, gathered field by field when read, written
-back field by field when replaced (what a CPU step's round ends and reshuffles run on)."""
+back field by field when replaced (what a CPU step's round ends and reshuffles run on); and the
+fields a kernel writes in place (``kernels.written_field``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import pytest
 import torch
 
 from tt_env.batch import BatchGame
-from tt_env.batch.state import FIELD_NAMES, BatchState, RowsOnRead
+from tt_env.batch.kernels import written_field
+from tt_env.batch.state import FIELD_NAMES, BatchState, RowsOnRead, field_dtype
 from tt_env.engine.rules import Rules
 
 
@@ -60,3 +62,24 @@ def test_names_that_are_not_fields_are_refused(state: BatchState) -> None:
         _ = part.hand
     with pytest.raises(AttributeError, match="'stock_length' is not a field of BatchState: its fields are"):
         part.stock_length = torch.tensor([3])
+
+
+def test_field_dtype_is_the_dtype_of_the_engine_s_states(state: BatchState) -> None:
+    for name, value in state.fields().items():
+        assert field_dtype(name) == value.dtype, name
+
+
+def test_a_kernel_writes_into_the_state_itself(state: BatchState) -> None:
+    """``written_field`` hands a kernel the state's own tensor, made contiguous and of the field's
+    dtype first where it is not (a loaded or sliced state): a write into it lands in the state."""
+    own = state.turn
+    assert written_field(state, "turn") is own  # the engine's own fields as they are, no copy
+    state.turn = torch.arange(32, dtype=torch.int32)[::2]  # strided, int32
+    state.stock_len = torch.arange(32)[::2]  # strided, of the field's own dtype
+    state.hands = state.hands.double()
+    turn, hands, stock_len = (written_field(state, name) for name in ("turn", "hands", "stock_len"))
+    assert turn is state.turn and turn.is_contiguous() and turn.dtype == torch.int64
+    assert hands is state.hands and hands.dtype == torch.float32
+    assert stock_len is state.stock_len and stock_len.is_contiguous()
+    turn[3] = 99
+    assert int(state.turn[3]) == 99 and state.turn.tolist()[:3] == [0, 2, 4]

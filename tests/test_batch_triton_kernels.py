@@ -137,7 +137,8 @@ def test_the_deal_and_refill_kernels_write_what_the_tensor_code_does(players: in
 
 @needs_triton
 @pytest.mark.parametrize("players", [3, 4])
-def test_the_every_row_path_plays_the_same_games_with_the_kernels(players: int) -> None:
+def test_the_every_row_path_plays_the_same_games_with_the_kernels(players: int,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine as a GPU runs it (every row, ``solving="gathered"``) with the kernels for every
     observation, mask, final observation, deal and refill, against the same path with the tensor
     code: every field of the state and of the TimeStep after every step, across stock refills,
@@ -150,6 +151,10 @@ def test_the_every_row_path_plays_the_same_games_with_the_kernels(players: int) 
         game = BatchGame(rules, 12, seed=8, solving="gathered")
         game._sparse, game._kernel_backend = False, backend
         games.append(game)
+    filtered = []  # the go-out filter's kernel runs in the kernels' game (the filter itself is tested apart)
+    kernel_filter = go_out_filter_triton.could_meld_completely
+    monkeypatch.setattr(go_out_filter_triton, "could_meld_completely",
+                        lambda *args: (filtered.append(1), kernel_filter(*args))[1])
     refills = []
     refill = games[0]._refill_stocks
     games[0]._refill_stocks = lambda empty: (refills.append(int(empty.sum())), refill(empty))
@@ -163,6 +168,7 @@ def test_the_every_row_path_plays_the_same_games_with_the_kernels(players: int) 
         assert_same(*games, fused_ts, torch_ts)
         finished += int(torch_ts.game_over.sum())
     assert finished > 0  # final observations and new games' deals were made by the kernels too
+    assert len(filtered) > 10
     if players == 3:
         assert sum(refills) > 0  # stocks ran out and were refilled by the kernel
 

@@ -17,7 +17,7 @@ from .kernels import c_reshuffle_rows as _c_reshuffle_rows
 from .kernels import host_view, use_c, use_triton
 from .kernels import written_view as _written
 from .random_keys import shuffle_order, shuffle_prefix
-from .state import COUNT_DTYPE, BatchState
+from .state import COUNT_DTYPE, BatchState, field_dtype
 
 _DEAL_FIELDS = ("hands", "stock", "stock_len", "pile", "pile_len", "pile_counts", "known_taken", "discards",
                 "passed", "round_index", "dealer", "current", "phase", "scores", "went_out", "turn", "taken")
@@ -41,8 +41,7 @@ def deal_rows(state: BatchState, rows: torch.Tensor, fresh: torch.Tensor, seed32
     their next round, or where ``fresh`` ((K,) bool) a new game's first (the scores cleared, the
     first dealer drawn from the table's stream with ``first_dealer_salt``). What ``BatchGame._deal``
     and :func:`dealt` do, bit for bit; ``rounds`` are the rules' round numbers."""
-    counts = {"hands", "pile_counts", "known_taken", "discards", "passed"}
-    fields = [_written(state, name, COUNT_DTYPE if name in counts else torch.int64) for name in _DEAL_FIELDS]
+    fields = [_written(state, name, field_dtype(name)) for name in _DEAL_FIELDS]
     _c_deal_rows(state.hands.shape[1], seed32, first_dealer_salt, host_view(rows), host_view(fresh, torch.bool),
                  host_view(rounds), *fields, _written(state, "game_over", torch.bool), _written(state, "counter"))
 

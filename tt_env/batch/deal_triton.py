@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from .kernels import written_field
 from .solver_triton import triton_cdiv
-from .state import COUNT_DTYPE, BatchState
+from .state import BatchState
 from .triton_build import build
 
 if TYPE_CHECKING:  # the helpers' tl is bound by triton_build.build (Triton is optional)
@@ -28,7 +29,6 @@ if TYPE_CHECKING:  # the helpers' tl is bound by triton_build.build (Triton is o
 BLOCK_TABLES = 16
 """Tables per program (not yet tuned on a GPU)."""
 
-_COUNTS = ("hands", "pile_counts", "known_taken", "discards", "passed")
 _DEAL_FIELDS = ("hands", "stock", "stock_len", "pile", "pile_len", "pile_counts", "known_taken", "discards",
                 "passed", "round_index", "dealer", "current", "phase", "scores", "went_out", "turn", "taken")
 _REFILL_FIELDS = ("stock", "stock_len", "pile", "pile_len", "pile_counts", "counter")
@@ -144,27 +144,17 @@ def _kernels(interpret: bool):
     return build([deal_kernel, refill_kernel], interpret, [_mix32, _ranks])
 
 
-def _own(state: BatchState, name: str) -> torch.Tensor:
-    """``state``'s field ``name``, made a contiguous tensor of its kernel dtype first if it is not."""
-    t = getattr(state, name)
-    dtype = COUNT_DTYPE if name in _COUNTS else torch.bool if name == "game_over" else torch.int64
-    if t.dtype != dtype or not t.is_contiguous():
-        t = t.to(dtype).contiguous()
-        setattr(state, name, t)
-    return t
-
-
 def deal_masked(state: BatchState, todo: torch.Tensor, fresh: torch.Tensor, seed32: int, rounds: torch.Tensor,
                 first_dealer_salt: int) -> None:
     """Deal the tables where ``todo`` ((B,) bool) holds, in place: their next round or, where
     ``fresh`` ((B,) bool), a new game's first. What ``BatchGame._deal`` does on those rows."""
     b, n, size = state.hands.shape[0], state.hands.shape[1], state.stock.shape[1]
     deal, _ = _kernels(state.hands.device.type == "cpu")
-    fields = [_own(state, name) for name in _DEAL_FIELDS]
+    fields = [written_field(state, name) for name in _DEAL_FIELDS]
     deal[(triton_cdiv(b, BLOCK_TABLES),)](
         todo.contiguous().view(torch.uint8), fresh.contiguous().view(torch.uint8), rounds.contiguous(), *fields,
-        _own(state, "game_over").view(torch.uint8), _own(state, "counter"), b, seed32, first_dealer_salt,
-        rounds.shape[0], N=n, S=size, S_P=_padded(size), BLOCK=BLOCK_TABLES)
+        written_field(state, "game_over").view(torch.uint8), written_field(state, "counter"), b, seed32,
+        first_dealer_salt, rounds.shape[0], N=n, S=size, S_P=_padded(size), BLOCK=BLOCK_TABLES)
 
 
 def reshuffle_masked(state: BatchState, todo: torch.Tensor, seed32: int) -> None:
@@ -173,7 +163,7 @@ def reshuffle_masked(state: BatchState, todo: torch.Tensor, seed32: int) -> None
     b, size = state.stock.shape
     _, refill = _kernels(state.hands.device.type == "cpu")
     refill[(triton_cdiv(b, BLOCK_TABLES),)](todo.contiguous().view(torch.uint8),
-                                            *[_own(state, name) for name in _REFILL_FIELDS], b, seed32,
+                                            *[written_field(state, name) for name in _REFILL_FIELDS], b, seed32,
                                             S=size, S_P=_padded(size), BLOCK=BLOCK_TABLES)
 
 

@@ -24,8 +24,7 @@ from . import solver_triton
 from .buffers import ReusedArrays
 from .deal import deal_rows, deals_in_c, deals_in_triton, dealt, reshuffle, reshuffle_rows
 from .deal_triton import deal_masked, reshuffle_masked
-from .go_out import melds_completely
-from .go_out_filter import could_meld_completely
+from .go_out import melds_completely, solve_discards_and_round_ends
 from .kernels import KERNEL_BACKENDS, c_observe_and_mask, use_c, use_triton
 from .moves import apply_moves, end_turns
 from .observe import observe, observe_and_mask, seat_hand_bytes
@@ -119,7 +118,8 @@ class BatchGame:
         self._hand_penalty = torch.zeros(num_tables, self.num_players, dtype=torch.int64, device=self.device)
         """Accelerator path: each seat's least penalty after its last discard (see _cached_scoring)."""
         self._round_penalties: torch.Tensor | None = None
-        """Gathered solving: this step's penalties of the hands a round's end scores (-1 elsewhere)."""
+        """Gathered solving: this step's penalties of the hands a round's end scores (-1 elsewhere;
+        ``go_out.solve_discards_and_round_ends``)."""
         self._rounds = torch.tensor(rules.rounds, dtype=torch.int64, device=self.device)
         self._seed32 = seed_words(seed)
         self.state = BatchState.empty(num_tables, self.num_players, self.shoe_size, self.device)
@@ -327,38 +327,13 @@ class BatchGame:
             return melds_completely(hands, wild, self.rules, backend=self.solver)
         hands = self.state.hands[self._rows, seat].to(torch.uint8)
         if self._gathered:  # as on a CPU, but gathered to the front instead of picked out
-            return self._solve_discards_and_round_ends(mask, seat, discard, hands, wild)
+            zero, self._round_penalties = solve_discards_and_round_ends(
+                self.state, mask, seat, discard, hands, wild, self.rules, self.solver, self._kernel_backend)
+            return zero
         pen = least_penalty(hands, wild, self.rules, backend=self.solver)
         kept = self._hand_penalty.gather(1, seat.unsqueeze(1)).squeeze(1)
         self._hand_penalty.scatter_(1, seat.unsqueeze(1), torch.where(discard, pen, kept).unsqueeze(1))
         return mask & (pen == 0)
-
-    def _solve_discards_and_round_ends(self, checking: torch.Tensor, seat: torch.Tensor, discard: torch.Tensor,
-                                       hands: torch.Tensor, wild: torch.Tensor) -> torch.Tensor:
-        """Gathered solving's one solver call a step: the ``checking`` discarded ``hands`` that could
-        meld completely (the go-out check, returned as in :meth:`_penalty_is_zero`) and, at the
-        tables where this discard ends the round unless it goes out (which ends none), every hand
-        but the one out before: the round's scores, kept for :meth:`_score_round`."""
-        s, n = self.state, self.num_players
-        could = checking & could_meld_completely(hands, wild, backend=self._kernel_backend)
-        may_end = discard & (((seat + 1) % n == s.went_out)  # as end_turns decides
-                             | ((s.went_out < 0) & (s.turn >= self.rules.max_turns_per_round)))
-        seats = torch.arange(n, device=self.device).unsqueeze(0)
-        need = (may_end.unsqueeze(1) & (seats != s.went_out.unsqueeze(1))) | ((seats == seat.unsqueeze(1))
-                                                                             & could.unsqueeze(1))
-        hands_all = s.hands.reshape(-1, 52).to(torch.uint8)
-        self._round_penalties = self._solve_gathered(hands_all, wild.repeat_interleave(n), need.view(-1)).view(-1, n)
-        return checking & (self._round_penalties.gather(1, seat.unsqueeze(1)).squeeze(1) == 0)
-
-    def _solve_gathered(self, hands: torch.Tensor, wild: torch.Tensor, need: torch.Tensor) -> torch.Tensor:
-        """(K,) least penalties of the ``hands`` (K, 52) where ``need`` holds, -1 elsewhere.
-
-        The needed hands go to the front in a stable order and the solver is told how many
-        (``prefix``, a device tensor): the fused kernels stop after them without waiting on the
-        host, so a step pays for the few hands that need solving, not for every row."""
-        order = torch.argsort(need.logical_not().to(torch.uint8), stable=True)
-        pen = least_penalty(hands[order], wild[order], self.rules, backend=self.solver, prefix=need.sum())
-        return torch.empty_like(pen).scatter_(0, order, pen)
 
     def _solve_every_hand(self) -> None:
         """Fill the kept penalties from the hands as they are (after a load: the seats that do not

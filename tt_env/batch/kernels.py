@@ -17,6 +17,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from .state import BatchState, field_dtype
+
 try:
     from ._kernels import apply_moves as c_apply_moves
     from ._kernels import deal_rows as c_deal_rows
@@ -68,12 +70,19 @@ def host_view(t: torch.Tensor, dtype: torch.dtype = torch.int64) -> np.ndarray:
     return t.to(dtype).contiguous().numpy()  # host: CPU tensors (checked by use_c)
 
 
-def written_view(state: object, name: str, dtype: torch.dtype = torch.int64) -> np.ndarray:
-    """A numpy view of the field ``name`` of ``state`` (a ``BatchState``), which a C loop writes in
-    place: the field is first made a contiguous tensor of ``dtype`` if it is not one (never so in
-    the engine's own states), so that the writes land in the state, never in a copy."""
+def written_field(state: BatchState, name: str, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """The field ``name`` of ``state``, which a kernel writes in place: first made a contiguous
+    tensor of ``dtype`` (default: the field's own, :func:`tt_env.batch.state.field_dtype`) if it
+    is not one (never so in the engine's own states), so that the writes land in the state,
+    never in a copy."""
     t = getattr(state, name)
+    dtype = field_dtype(name) if dtype is None else dtype
     if t.dtype != dtype or not t.is_contiguous():
         t = t.to(dtype).contiguous()
         setattr(state, name, t)
-    return t.numpy()  # host: CPU tensors (checked by use_c)
+    return t
+
+
+def written_view(state: BatchState, name: str, dtype: torch.dtype = torch.int64) -> np.ndarray:
+    """A numpy view of :func:`written_field` for a C loop (CPU tensors)."""
+    return written_field(state, name, dtype).numpy()  # host: CPU tensors (checked by use_c)

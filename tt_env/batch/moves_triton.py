@@ -16,8 +16,9 @@ from collections.abc import Callable
 
 import torch
 
+from .kernels import written_field
 from .solver_triton import triton_cdiv
-from .state import COUNT_DTYPE, BatchState
+from .state import BatchState
 from .triton_build import build
 
 BLOCK_TABLES = 128
@@ -104,16 +105,6 @@ def _kernels(interpret: bool):
     return build([moves_kernel, end_kernel], interpret)
 
 
-def _own(state: BatchState, name: str) -> torch.Tensor:
-    """``state``'s field ``name``, made a contiguous tensor of its kernel dtype first if it is not."""
-    t = getattr(state, name)
-    dtype = COUNT_DTYPE if t.is_floating_point() else torch.int64
-    if t.dtype != dtype or not t.is_contiguous():
-        t = t.to(dtype).contiguous()
-        setattr(state, name, t)
-    return t
-
-
 def apply_moves(state: BatchState, actions: torch.Tensor, active: torch.Tensor | None,
                 refill: Callable[[torch.Tensor], None], may_draw: bool) -> torch.Tensor:
     """:func:`tt_env.batch.moves.apply_moves` by one kernel, after ``refill`` of the stock draws
@@ -128,7 +119,7 @@ def apply_moves(state: BatchState, actions: torch.Tensor, active: torch.Tensor |
     flags = s.game_over.contiguous().view(torch.uint8)
     moves[(triton_cdiv(b, BLOCK_TABLES),)](
         actions.contiguous(), flags if active is None else active.contiguous().view(torch.uint8), flags,
-        *[_own(s, name) for name in _MOVE_FIELDS], discarded.view(torch.int8), b,
+        *[written_field(s, name) for name in _MOVE_FIELDS], discarded.view(torch.int8), b,
         N=n, S=size, ALL=active is None, BLOCK=BLOCK_TABLES)
     return discarded
 
@@ -142,7 +133,8 @@ def end_turns(state: BatchState, discarded: torch.Tensor, goes_out: torch.Tensor
     ends = torch.empty(b, dtype=torch.bool, device=s.hands.device)
     _, end = _kernels(s.hands.device.type == "cpu")
     end[(triton_cdiv(b, BLOCK_TABLES),)](
-        discarded.contiguous().view(torch.uint8), goes_out.contiguous().view(torch.uint8), _own(s, "current"),
-        _own(s, "phase"), _own(s, "went_out"), s.turn.contiguous(), went_now, ends.view(torch.int8), b, max_turns,
+        discarded.contiguous().view(torch.uint8), goes_out.contiguous().view(torch.uint8),
+        *[written_field(s, name) for name in ("current", "phase", "went_out")], s.turn.contiguous(), went_now,
+        ends.view(torch.int8), b, max_turns,
         N=s.hands.shape[1], BLOCK=BLOCK_TABLES)
     return went_now, ends

@@ -91,6 +91,13 @@ class BatchState:
 
 
 FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(BatchState))
+COUNT_FIELDS = frozenset({"hands", "pile_counts", "known_taken", "discards", "passed"})
+"""The fields that hold counts of cards (:data:`COUNT_DTYPE`)."""
+
+
+def field_dtype(name: str) -> torch.dtype:
+    """The dtype of the field ``name`` in the engine's own states (as :meth:`BatchState.empty` makes them)."""
+    return COUNT_DTYPE if name in COUNT_FIELDS else torch.bool if name == "game_over" else torch.int64
 """Names of the fields of a :class:`BatchState`."""
 
 
