@@ -9,6 +9,7 @@ Run from the repository root::
     python benchmarks/bench_batch.py --every-row --solving gathered,kept --envs batch    # the GPU's path, on a CPU
     python benchmarks/bench_batch.py --device cuda --prefix-programs 2048,8192,32768 --envs batch  # kernel tuning
     python benchmarks/bench_batch.py --device cuda --kernels auto,torch --envs batch     # fused step kernels A/B
+    python benchmarks/bench_batch.py --device cuda --cuda-graphs off,on --envs batch     # CUDA graphs A/B
 
 One "decision" is what it is in ``benchmarks/bench_env.py``: one legal action chosen uniformly
 at random after reading that decision's observation and legal actions. For the batched engine a
@@ -52,13 +53,15 @@ def _sync(device: torch.device) -> None:
 
 def make_batch_runner(players: int, tables: int, device: torch.device, seed: int,
                       solver: str = "auto", solving: str = "auto", every_row: bool = False,
-                      prefix_programs: int | None = None, kernels: str = "auto") -> tuple[Runner, int]:
+                      prefix_programs: int | None = None, kernels: str = "auto",
+                      cuda_graphs: bool = False) -> tuple[Runner, int]:
     """A runner of ``tables`` batched tables, and the bytes of state per table (``every_row``: the
     accelerator's path even on a CPU; ``prefix_programs``: the fused kernels' programs per launch
     with a count, ``solver_triton.PREFIX_PROGRAMS``, set while this runner plays; ``kernels``: the
-    backend of the step's other parts, ``kernels.KERNEL_BACKENDS``)."""
+    backend of the step's other parts, ``kernels.KERNEL_BACKENDS``; ``cuda_graphs``: BatchGame's)."""
     rules = Rules(num_players=players)
-    game = BatchGame(rules, tables, device=device, seed=seed, check_actions=False, solver=solver, solving=solving)
+    game = BatchGame(rules, tables, device=device, seed=seed, check_actions=False, solver=solver, solving=solving,
+                     cuda_graphs=cuda_graphs)
     game._kernel_backend = kernels
     if every_row:
         game._sparse = False  # what a GPU runs: every row through the rare parts, with selects,
@@ -95,6 +98,7 @@ def make_batch_runner(players: int, tables: int, device: torch.device, seed: int
     mode = ("" if not every_row or device.type != "cpu" else ", every-row") + ("" if solving == "auto" else f", {solving}")
     mode += "" if prefix_programs is None else f", {prefix_programs} programs"
     mode += "" if kernels == "auto" else f", {kernels} kernels"
+    mode += ", CUDA graphs" if cuda_graphs else ""
     return Runner(f"batch {players}p x{tables} ({device.type}{mode})", run, lambda: box["games"], "ours, batched"), per_table
 
 
@@ -125,6 +129,9 @@ def main() -> None:
                         help=f"comma-separated backends of the step's observation, moves and deals "
                              f"({', '.join(KERNEL_BACKENDS)}; 'auto' is the C loops on a CPU and the Triton kernels "
                              "on CUDA, 'torch' the tensor code), each run side by side")
+    parser.add_argument("--cuda-graphs", default="off",
+                        help="comma-separated off,on: BatchGame(cuda_graphs=...), each run side by side "
+                             "(on: CUDA only)")
     args = parser.parse_args()
     envs = {e.strip() for e in args.envs.split(",") if e.strip()}
     unknown = envs - {"batch", "tt_raw", "openspiel"}
@@ -136,6 +143,12 @@ def main() -> None:
     kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
     if not kernels or set(kernels) - set(KERNEL_BACKENDS):
         raise SystemExit(f"--kernels {args.kernels!r}: choose from {', '.join(KERNEL_BACKENDS)} (comma-separated)")
+    switches = {"off": False, "on": True}
+    graphs = [g.strip() for g in args.cuda_graphs.split(",") if g.strip()]
+    if not graphs or set(graphs) - set(switches):
+        raise SystemExit(f"--cuda-graphs {args.cuda_graphs!r}: choose from off, on (comma-separated)")
+    if "on" in graphs and torch.device(args.device).type != "cuda":
+        raise SystemExit(f"--cuda-graphs on needs --device cuda (got --device {args.device})")
     try:
         programs: list[int | None] = [int(p) for p in args.prefix_programs.split(",") if p.strip()] or [None]
     except ValueError:
@@ -160,9 +173,9 @@ def main() -> None:
     if "batch" in envs:
         for players in (int(p) for p in args.players.split(",")):
             for tables in (int(b) for b in args.batch_sizes.split(",")):
-                for mode, count, backend in itertools.product(solving, programs, kernels):
+                for mode, count, backend, graph in itertools.product(solving, programs, kernels, graphs):
                     runner, per_table = make_batch_runner(players, tables, device, args.seed, args.solver, mode,
-                                                          args.every_row, count, backend)
+                                                          args.every_row, count, backend, switches[graph])
                     runners.append(runner)
                     memory[runner.name] = per_table
     if "tt_raw" in envs:  # the scalar env at each player count, so that each ratio is like for like

@@ -2,17 +2,22 @@
 # Every GPU figure of the batched engine and the batched trainer, in one run on a GPU machine
 # with no network (docs/batched-engine.md, ../shared/GPU.md). Wheels of the pure-Python packages
 # the machine lacks are in .whl/ (downloaded on the development machine). Figures go to $OUT.
-# PARTS picks sections (default all): engine (smoke check, CUDA tests, host syncs, decisions/s),
-# solver, trainers (every trainer on cuda), training (the batched trainer's steps/s); and, only
-# when asked for (PARTS=tuning, about 3.5 minutes), where a GPU step goes part by part, and the
-# fused kernels' programs per launch with a count (solver_triton.PREFIX_PROGRAMS) side by side,
-# gathered solving, 2 players.
+# PARTS picks sections (default all): engine (smoke check, CUDA tests, CUDA graphs, host syncs,
+# decisions/s at 2 players), players (4 and 8 players), solver, trainers (every trainer on cuda),
+# training (the batched trainer's steps/s); and, only when asked for (PARTS=tuning, about 3.5
+# minutes), where a GPU step goes part by part, and the fused kernels' programs per launch with
+# a count (solver_triton.PREFIX_PROGRAMS) side by side, gathered solving, 2 players.
 # Where one command may run 10 minutes at most, run it in two calls, each under that limit even
-# at its sections' timeouts: PARTS=engine (at most about 8 minutes), then
-# PARTS=solver,trainers,training (at most about 6.5); PARTS=tuning after them if time is left.
+# at its sections' timeouts: PARTS=engine (at most about 9.5 minutes), then
+# PARTS=players,solver,trainers,training (at most about 8); PARTS=tuning after them if time is
+# left. The engine part's choices (solver, step kernels, CUDA graphs: each falls back when its
+# checks fail) are kept in /tmp/gpu_choices.env for the later calls on the same machine.
 set -u
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"; SMOKE=/tmp/triton_smoke.txt
-PARTS=${PARTS:-engine,solver,trainers,training}
+PARTS=${PARTS:-engine,players,solver,trainers,training}
+CHOICES=/tmp/gpu_choices.env
+SOLVER=auto KERNELS=auto GRAPHS=off
+[ -f "$CHOICES" ] && source "$CHOICES"
 want() { [[ ",$PARTS," == *",$1,"* ]]; }
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
@@ -23,7 +28,7 @@ if want engine; then
 # 0. the fused (Triton) solver against the plain tensor program on random hands; the engine's
 #    solver falls back to the plain program for the figures below if they differ
 SOLVER=auto
-timeout 60 python3 - <<'PY' 2>&1 | tail -8 | tee "$SMOKE" | tee -a "$OUT/machine.txt" || true
+timeout 50 python3 - <<'PY' 2>&1 | tail -8 | tee "$SMOKE" | tee -a "$OUT/machine.txt" || true
 import torch
 from tt_env.batch.solver import least_penalty
 from tt_env.engine.rules import Rules
@@ -53,7 +58,16 @@ timeout 130 python3 -m pytest -q -p no:cacheprovider tests/test_batch_api.py::te
 KERNELS=auto,torch
 grep -q " passed" "$OUT/cuda_tests.txt" && ! grep -q -E "failed|error" "$OUT/cuda_tests.txt" || KERNELS=torch
 echo "engine step kernels for the figures: $KERNELS (auto: the fused Triton kernels)" | tee -a "$OUT/machine.txt"
-timeout 45 python3 - "$SOLVER" <<'PY' 2>&1 | tail -5 | tee "$OUT/sync_check.txt"
+# 1b. CUDA graphs of the lockstep steps (BatchGame(cuda_graphs=True)) against eager steps; the
+#     figures below time them beside eager steps if they pass
+timeout 80 python3 -m pytest -q -p no:cacheprovider tests/test_batch_graphs.py -k cuda 2>&1 | tail -5 \
+    | tee "$OUT/cuda_graph_tests.txt"
+GRAPHS=off,on
+grep -q " passed" "$OUT/cuda_graph_tests.txt" && ! grep -q -E "failed|error" "$OUT/cuda_graph_tests.txt" \
+    || GRAPHS=off
+echo "CUDA graphs for the figures: $GRAPHS" | tee -a "$OUT/machine.txt"
+printf 'SOLVER=%s\nKERNELS=%s\nGRAPHS=%s\n' "$SOLVER" "$KERNELS" "$GRAPHS" > "$CHOICES"
+timeout 40 python3 - "$SOLVER" <<'PY' 2>&1 | tail -5 | tee "$OUT/sync_check.txt"
 import sys, warnings, torch
 from tt_env.batch import BatchGame
 from tt_env.batch.agents import BatchRandom
@@ -78,13 +92,15 @@ for w in caught[:5]:
 PY
 # 2. decisions per second, random masked play (the scalar raw_env on this machine's one core beside it)
 #    (gathered solving, the default with the fused solver, with the step's fused kernels and with
-#    the tensor code side by side)
-timeout 150 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 16384,65536,262144 \
-    --solving gathered --kernels "$KERNELS" --players 2 --envs batch,tt_raw --repeats 2 --seconds 2 --warmup 1 \
-    2>&1 | tail -14 | tee "$OUT/bench_batch_2p.txt"
-timeout 90 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 16384,65536 --players 4,8 \
-    --solving gathered --kernels "${KERNELS%%,*}" --envs batch --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -10 \
-    | tee "$OUT/bench_batch_48p.txt"
+#    the tensor code side by side, each eager and as CUDA graphs)
+timeout 250 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 16384,65536,262144 \
+    --solving gathered --kernels "$KERNELS" --cuda-graphs "$GRAPHS" --players 2 --envs batch,tt_raw --repeats 2 \
+    --seconds 2 --warmup 1 2>&1 | tail -20 | tee "$OUT/bench_batch_2p.txt"
+fi
+if want players; then
+timeout 100 python3 benchmarks/bench_batch.py --device cuda --solver "$SOLVER" --batch-sizes 16384,65536 --players 4,8 \
+    --solving gathered --kernels "${KERNELS%%,*}" --cuda-graphs "$GRAPHS" --envs batch --repeats 2 --seconds 2 \
+    --warmup 1 2>&1 | tail -14 | tee "$OUT/bench_batch_48p.txt"
 fi
 if want solver; then
 # 3. the solver alone, both tensor backends (exactness against the scalar C solver, then speed)

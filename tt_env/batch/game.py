@@ -25,6 +25,7 @@ from .buffers import ReusedArrays
 from .deal import deal_rows, deals_in_c, deals_in_triton, dealt, reshuffle, reshuffle_rows
 from .deal_triton import deal_masked, reshuffle_masked
 from .go_out import melds_completely, solve_discards_and_round_ends
+from .graphs import StepGraphs
 from .kernels import KERNEL_BACKENDS, c_observe_and_mask, use_c, use_triton
 from .moves import apply_moves, end_turns
 from .observe import observe, observe_and_mask, seat_hand_bytes
@@ -72,11 +73,15 @@ class BatchGame:
             ``"auto"``, the C loops on a CPU and the fused Triton kernels on CUDA where Triton is
             installed, else the tensor code; ``"torch"``, the tensor code everywhere; ``"c"``, the
             C loops (a CPU only); ``"triton"``, the kernels (interpreted on a CPU: for tests).
+        cuda_graphs: replay each lockstep step as a CUDA graph, one launch instead of a couple of
+            hundred (:mod:`tt_env.batch.graphs`; CUDA only). Steps out of lockstep, and the first
+            two of each phase, run as usual.
     """
 
     def __init__(self, rules: Rules, num_tables: int, device: str | torch.device = "cpu", seed: int = 0,
                  reward_mode: str = "relative", *, autoreset: bool = True, check_actions: bool = True,
-                 solver: str = "auto", solving: str = "auto", kernels: str = "auto") -> None:
+                 solver: str = "auto", solving: str = "auto", kernels: str = "auto",
+                 cuda_graphs: bool = False) -> None:
         if not isinstance(rules, Rules):
             raise TypeError(f"rules={rules!r} is not a Rules: build one with tt_env.engine.rules.Rules(...)")
         if rules.num_decks > MAX_BATCH_DECKS:
@@ -100,6 +105,11 @@ class BatchGame:
             raise ValueError(f"kernels={kernels!r} is not allowed: use one of {list(KERNEL_BACKENDS)}")
         use_c(c_observe_and_mask, self.device, kernels)  # "c" off a CPU or unbuilt, "triton" without
         use_triton(self.device, kernels)                 # Triton: a ValueError saying so, here
+        if not isinstance(cuda_graphs, bool):
+            raise ValueError(f"cuda_graphs={cuda_graphs!r} is not allowed: use True or False")
+        if cuda_graphs and self.device.type != "cuda":
+            raise ValueError(f"cuda_graphs=True needs a CUDA device, not device={str(self.device)!r}: use "
+                             f"device='cuda', or cuda_graphs=False")
         fused = solver == "triton" or (solver == "auto" and self.device.type == "cuda" and solver_triton.available())
         self._gathered = solving == "gathered" or (solving == "auto" and fused)
         """Every-row path: solve only the hands that need it, gathered to the front (see ``solving``)."""
@@ -127,6 +137,8 @@ class BatchGame:
         self._lockstep_phase: int | None = None
         """0 or 1 when every table still playing is known (on the host, without reading a tensor)
         to be in that phase, else None: see :meth:`step`."""
+        self._graphs = StepGraphs(self) if cuda_graphs else None
+        """The captured lockstep steps (``cuda_graphs``; tests give a CPU stand-in backend)."""
 
     # ------------------------------------------------------------------ public calls
     def reset(self, seed: int | None = None) -> TimeStep:
@@ -156,8 +168,16 @@ class BatchGame:
         the round's end on a draw step, the reshuffle on a discard step. (They are selects on
         the every-row path, so this halves a GPU step's solving.) ``active``,
         ``reset_tables`` of tables that are discarding, and ``from_game_states`` end the
-        lockstep until the next ``reset()``."""
+        lockstep until the next ``reset()``. With ``cuda_graphs`` the lockstep steps are replayed
+        graphs."""
         actions, active = self._checked(actions, active)
+        if self._graphs is not None and active is None and final_seat is None and self._lockstep_phase is not None:
+            return self._graphs.step(actions, self._advance)
+        return self._advance(actions, active, final_seat)
+
+    def _advance(self, actions: torch.Tensor, active: torch.Tensor | None = None,
+                 final_seat: torch.Tensor | None = None) -> TimeStep:
+        """:meth:`step`'s work, after its checks (what a CUDA graph captures)."""
         lockstep = self._lockstep_phase if active is None else None
         self._lockstep_phase = None if lockstep is None else 1 - lockstep
         s = self.state

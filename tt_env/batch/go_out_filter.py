@@ -59,7 +59,7 @@ def _wilds_needed_bits(cards: torch.Tensor, wild: torch.Tensor) -> tuple[torch.T
     wild_col = (wild - 1).clamp(min=0).view(b, 1, 1).expand(b, 4, 1)
     wilds = torch.where(has_wild, cards.gather(2, wild_col).sum(dim=(1, 2), dtype=torch.int64), 0)
     # (B, 2, 4) masks of the ranks held once or more / twice or more, per suit, wild rank left out
-    powers = torch.tensor([float(1 << r) for r in range(13)], device=cards.device)
+    powers = (1 << torch.arange(13, device=cards.device)).to(torch.float32)  # (made on the device: no host copy)
     masks = (torch.stack((cards > 0, cards > 1), dim=1).to(torch.float32) @ powers).to(torch.int32)
     naturals = ~torch.where(has_wild, 1 << (wild - 1), 0).to(torch.int32).view(b, 1, 1)
     masks &= naturals

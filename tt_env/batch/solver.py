@@ -240,6 +240,15 @@ def _natural_deadwood(plan: _Plan, slots: list[tuple[torch.Tensor, int, bool]], 
     return torch.where(used <= wilds, best, _INF).amin(0)
 
 
+@functools.lru_cache(maxsize=None)
+def _ace_splits(decks: int, max_lanes: int, device: torch.device) -> torch.Tensor:
+    """(k, 4): each way the aces of the four suits split into lanes at the bottom (aces high), made
+    once per device: a tensor from host data in every call would be a copy from the host on a GPU
+    at each step (and one that a CUDA graph could not capture)."""
+    return torch.tensor([c for c in itertools.product(range(decks + 1), repeat=4) if sum(c) <= max_lanes],
+                        device=device)
+
+
 def _torch_least_penalty(counts: torch.Tensor, wild: torch.Tensor, aces_high: bool, needs_natural: bool,
                          decks: int, max_cards: int, chunk: int | None, fused: bool = False,
                          prefix: torch.Tensor | None = None) -> torch.Tensor:
@@ -262,8 +271,7 @@ def _torch_least_penalty(counts: torch.Tensor, wild: torch.Tensor, aces_high: bo
     wild_value = torch.clamp(wild, max=10)                     # a wild costs its rank's value (ace 1)
     leftover = torch.where((num_wilds >= 3) & (not needs_natural), 0, num_wilds * wild_value)
     if aces_high:  # widen the batch by how many aces of each suit start lanes at the bottom
-        splits = torch.tensor([c for c in itertools.product(range(decks + 1), repeat=4) if sum(c) <= max_lanes],
-                              device=device)
+        splits = _ace_splits(decks, max_lanes, device)
         k = splits.shape[0]
         nat = nat.repeat_interleave(k, 0)
         low = splits.repeat(b, 1)                              # (B*k, 4)

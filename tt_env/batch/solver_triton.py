@@ -201,9 +201,10 @@ def _count_and_programs(count: torch.Tensor | None, b: int, num_states: int, dev
     return count.reshape(1).to(device=device, dtype=torch.int32), programs  # (no copy when it is already)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=None)
 def _whole_batch(b: int, device: torch.device) -> torch.Tensor:
-    """The count ``b`` as a (1,) int32 tensor on ``device``, made once (the kernels read a count)."""
+    """The count ``b`` as a (1,) int32 tensor on ``device``, made once (the kernels read a count).
+    Never evicted: a CUDA graph of a step holds its address, not the tensor."""
     return torch.full((1,), b, dtype=torch.int32, device=device)
 
 
