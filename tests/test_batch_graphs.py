@@ -13,7 +13,7 @@ import pytest
 import torch
 from step_trace import RecordedGraphs, RecordedKernel, StepTrace, stand_in
 
-from tt_env.batch import BatchGame, solver, solver_triton
+from tt_env.batch import BatchGame, go_out_filter, solver, solver_triton
 from tt_env.batch.agents import BatchRandom
 from tt_env.batch.graphs import StepGraphs
 from tt_env.engine.rules import Rules
@@ -47,8 +47,9 @@ CASES = {
     "2p, 2 decks, aces high, kept, win, no autoreset": (
         Rules(num_players=2, decks=2, aces="high_or_low", rounds=(1, 2), max_turns_per_round=30), 200,
         dict(kernels="torch", solving="kept", reward_mode="win", autoreset=False)),
-    "4p, natural, penalty": (Rules(num_players=4, meld_needs_natural=True, rounds=(1, 3), max_turns_per_round=12),
-                             200, dict(kernels="torch", solving="gathered", reward_mode="penalty")),
+    "4p, natural, penalty, the GPU's filter layout": (
+        Rules(num_players=4, meld_needs_natural=True, rounds=(1, 3), max_turns_per_round=12), 200,
+        dict(kernels="torch", solving="gathered", reward_mode="penalty")),
     "2p, Triton kernels (interpreted)": (Rules(num_players=2, rounds=(1, 2), max_turns_per_round=12), 90,
                                          dict(kernels="triton", solving="gathered")),
 }
@@ -56,11 +57,13 @@ CASES = {
 
 @pytest.mark.parametrize("name", list(CASES))
 @pytest.mark.usefixtures("c_solver_recorded_as_one_operation")
-def test_replayed_steps_play_the_eager_games(name: str) -> None:
+def test_replayed_steps_play_the_eager_games(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every step's TimeStep and state equal the eager twin's, through reshuffles, round ends and
     finished games, while each replay runs exactly the captured program; a returned TimeStep is
     the caller's to keep (the next replay does not write into it)."""
     rules, steps, kwargs = CASES[name]
+    if "filter layout" in name:  # the tensor code's go-out filter as on a GPU: slices, not 13-bit masks
+        monkeypatch.setattr(go_out_filter, "_wilds_needed_bits", go_out_filter._wilds_needed_slices)
     if kwargs["kernels"] == "triton" and not solver_triton.available():
         pytest.skip("needs Triton")
     eager, graphed = _every_row_game(rules, 12, **kwargs), _every_row_game(rules, 12, **kwargs)
@@ -184,6 +187,28 @@ def test_cuda_graphs_play_the_eager_games_on_cuda(rules: Rules) -> None:
     agent = BatchRandom(rules, seed=2, device="cuda")
     a, b = eager.reset(), graphed.reset()
     for step in range(300):
+        _assert_same(eager, graphed, a, b, step)
+        moves = agent.act(a.observation, a.action_mask)
+        a, b = eager.step(moves), graphed.step(moves)
+    assert graphed._graphs.captured == (0, 1)
+
+
+@pytest.mark.usefixtures("c_solver_recorded_as_one_operation")
+def test_a_graph_s_long_lived_tensors_outlive_other_games() -> None:
+    """A graph holds the addresses of the cached tensors a step reads, not the tensors: games of
+    many other batch sizes in between must not evict them (a replay would then read freed memory;
+    here the replay's trace would name another tensor)."""
+    rules = Rules(num_players=2, rounds=(1,), max_turns_per_round=12)
+    eager, graphed = _every_row_game(rules, 8, kernels="torch"), _every_row_game(rules, 8, kernels="torch")
+    graphed._graphs = StepGraphs(graphed, RecordedGraphs(hosts=[graphed, graphed.state]))
+    agent = BatchRandom(rules, seed=1)
+    a, b = eager.reset(), graphed.reset()
+    for step in range(40):
+        if step == 10:  # both phases captured: now other games, one step each at 24 batch sizes
+            for size in range(9, 33):
+                other = _every_row_game(rules, size, kernels="torch")
+                ts = other.reset()
+                other.step(agent.act(ts.observation, ts.action_mask))
         _assert_same(eager, graphed, a, b, step)
         moves = agent.act(a.observation, a.action_mask)
         a, b = eager.step(moves), graphed.step(moves)
