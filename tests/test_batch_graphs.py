@@ -22,7 +22,8 @@ from tt_env.engine.rules import Rules
 def _every_row_game(rules: Rules, tables: int, **kwargs) -> BatchGame:
     """A game on a GPU's path (every row, no CPU output pool), the C solver standing in for the
     fused meld program (whose launches are checked apart, below)."""
-    game = BatchGame(rules, tables, seed=4, solver="c", check_actions=False, **kwargs)
+    kwargs.setdefault("check_actions", False)
+    game = BatchGame(rules, tables, seed=4, solver="c", **kwargs)
     game._sparse = False
     game._outputs = None
     return game
@@ -91,9 +92,10 @@ def test_replayed_steps_play_the_eager_games(name: str, monkeypatch: pytest.Monk
 @pytest.mark.usefixtures("c_solver_recorded_as_one_operation")
 def test_steps_out_of_lockstep_run_eagerly_and_the_graphs_take_the_game_back() -> None:
     """``active=`` ends the lockstep (eager steps from then on), ``reset()`` brings it back with the
-    state copied into the graphs' tensors, and a new seed, which a capture bakes in, captures again."""
+    state copied into the graphs' tensors, and a new seed, which a capture bakes in, captures again.
+    (With the actions checked against the mask of the step before.)"""
     rules = Rules(num_players=3, rounds=(1, 2), max_turns_per_round=20)
-    eager, graphed = _every_row_game(rules, 10), _every_row_game(rules, 10)
+    eager, graphed = _every_row_game(rules, 10, check_actions=True), _every_row_game(rules, 10, check_actions=True)
     backend = RecordedGraphs(hosts=[graphed, graphed.state])
     graphed._graphs = StepGraphs(graphed, backend)
     agent = BatchRandom(rules, seed=5)
