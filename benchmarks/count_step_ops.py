@@ -18,7 +18,10 @@ launches (docs/batched-engine.md). This counts them without a GPU, with torch's 
 - one call of the fused meld program (``least_penalty(..., backend="triton")``): its tensor
   operations and its Triton kernel launches, the kernels replaced by stubs that only count
   (the values are not computed, so nothing here needs Triton);
-- the go-out filter ``could_meld_completely`` in both its layouts.
+- the go-out filter ``could_meld_completely`` in both its layouts;
+- a step replayed as a CUDA graph (``BatchGame(cuda_graphs=True)``): the operations around the
+  graph's one launch (the actions copied in, the outputs cloned), with a stand-in that counts
+  the replays.
 
 A GPU step launches about the engine's operations plus, per meld program call (counted in the
 table: the discard step's go-out check, which with ``gathered`` solves the round ends' hands
@@ -49,6 +52,7 @@ from tt_env.batch import (  # noqa: E402
 )
 from tt_env.batch import game as game_module  # noqa: E402
 from tt_env.batch.agents import BatchRandom  # noqa: E402
+from tt_env.batch.graphs import StepGraphs  # noqa: E402
 from tt_env.engine.rules import Rules  # noqa: E402
 
 VIEWS = {"aten.view.default", "aten._unsafe_view.default", "aten.unsqueeze.default", "aten.expand.default",
@@ -113,7 +117,8 @@ def engine_ops(players: int, tables: int, solving: str, observation: str) -> dic
         calls[0] += 1
         return solve(*args, **kwargs)
 
-    game_module.least_penalty = counted_solve
+    game_module.least_penalty = solver.least_penalty = counted_solve  # (kept solving calls the game's name,
+    # gathered solving tt_env.batch.go_out's, through the solver module)
     kernel, deal_kernels, move_kernels = observe_triton._kernel, deal_triton._kernels, moves_triton._kernels
     filter_kernel = go_out_filter_triton._kernel
     observe_triton._kernel = lambda interpret: _CountedKernel(kernel(interpret))
@@ -130,7 +135,46 @@ def engine_ops(players: int, tables: int, solving: str, observation: str) -> dic
             counts[drawing] = (ops.count, _CountedKernel.launches, calls[0])
     finally:
         observe_triton._kernel, deal_triton._kernels, moves_triton._kernels = kernel, deal_kernels, move_kernels
-        go_out_filter_triton._kernel, game_module.least_penalty = filter_kernel, solve
+        go_out_filter_triton._kernel, game_module.least_penalty, solver.least_penalty = filter_kernel, solve, solve
+    return counts
+
+
+class _CountedGraphs:
+    """A ``tt_env.batch.graphs.GraphBackend`` that counts replays and runs nothing on them (its
+    capture runs the step once, whose outputs stand for the graph's): what a replayed step
+    launches besides its graph."""
+
+    replays = 0
+
+    def eager(self, fn):
+        return fn()
+
+    def capture(self, fn, inputs):
+        return None, fn()
+
+    def replay(self, graph) -> None:
+        _CountedGraphs.replays += 1
+
+
+def replayed_ops(players: int, tables: int) -> dict[bool, tuple[int, int]]:
+    """Per step kind (True: a draw step), the tensor operations of ``BatchGame.step`` around a
+    replayed CUDA graph (the action's copy in, the outputs' clones) and the graph launches."""
+    rules = Rules(num_players=players)
+    game = BatchGame(rules, tables, check_actions=False)
+    game._sparse = False  # the path a GPU takes
+    game._graphs = StepGraphs(game, _CountedGraphs())
+    agent = BatchRandom(rules)
+    ts = game.reset()
+    for _ in range(6):  # two warm-ups of each phase, then each phase's capture
+        ts = game.step(agent.act(ts.observation, ts.action_mask))
+    counts = {}
+    for _ in range(2):
+        drawing = game._lockstep_phase == 0
+        actions = agent.act(ts.observation, ts.action_mask)
+        _CountedGraphs.replays = 0
+        with CountOps() as ops:
+            ts = game.step(actions)
+        counts[drawing] = (ops.count, _CountedGraphs.replays)
     return counts
 
 
@@ -198,6 +242,10 @@ def main() -> None:
                      + (f", {calls} solver call{'s' if calls > 1 else ''}" if calls else "")
                      for ops, kernels, calls in (counts[True], counts[False])]
             rows.append([f"BatchGame.step, solving={solving}, {OBSERVATIONS[observation]}", *cells, ""])
+    graphed = replayed_ops(args.players, args.tables)
+    rows.append(["BatchGame.step, cuda_graphs=True, a replay", *(f"{ops} + {launches} graph launch"
+                                                                for ops, launches in (graphed[True], graphed[False])),
+                 ""])
     for prefix in (True, False):
         ops, launches = program_ops(args.players, args.tables, prefix)
         rows.append([f"fused meld program, {'with' if prefix else 'without'} a prefix", "", "",

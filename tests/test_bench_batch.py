@@ -36,3 +36,11 @@ def test_bad_prefix_programs_are_named(monkeypatch: pytest.MonkeyPatch, value: s
     monkeypatch.setattr(sys, "argv", ["bench_batch.py", "--prefix-programs", value])
     with pytest.raises(SystemExit, match=message):
         bench_batch.main()
+
+
+@pytest.mark.parametrize("args,message", [(["--cuda-graphs", "yes"], "choose from off, on"),
+                                          (["--cuda-graphs", "off,on"], "--cuda-graphs on needs --device cuda")])
+def test_bad_cuda_graphs_are_named(monkeypatch: pytest.MonkeyPatch, args: list[str], message: str) -> None:
+    monkeypatch.setattr(sys, "argv", ["bench_batch.py", *args])
+    with pytest.raises(SystemExit, match=message):
+        bench_batch.main()
