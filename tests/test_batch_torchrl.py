@@ -41,3 +41,46 @@ def test_rollout_with_masked_random_policy_ends_games() -> None:
             td = nxt.select("observation", "action_mask", "seat", "done", "terminated")
     assert ended > 0
     assert env.game._lockstep_phase is not None  # every step moved every table: the engine's lockstep held
+
+
+def test_steps_replayed_as_graphs_play_the_eager_rollout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The env keeps the engine in lockstep through games' ends and partial resets, so its steps
+    are replayed graphs (``cuda_graphs``; here the CPU stand-in of tests/test_batch_graphs.py, on
+    the GPU's every-row path) and play the eager env's rollout."""
+    from step_trace import RecordedGraphs, stand_in
+
+    from tt_env.batch import solver
+    from tt_env.batch.graphs import StepGraphs
+
+    monkeypatch.setattr(solver, "_c_least_penalty", stand_in(solver._c_least_penalty))
+    rules = Rules(rounds=(1,), max_turns_per_round=8)
+    envs = [ThreeThirteenTorchRLEnv(rules=rules, num_tables=4, seed=3) for _ in range(2)]
+    for env in envs:
+        env.game._sparse, env.game._outputs = False, None
+    backend = RecordedGraphs(hosts=[envs[1].game, envs[1].game.state])
+    envs[1].game._graphs = StepGraphs(envs[1].game, backend)
+    tds = [env.reset() for env in envs]
+    gen = torch.Generator().manual_seed(0)
+    ended = 0
+    for _ in range(60):
+        action = torch.multinomial(tds[0]["action_mask"].float(), 1, generator=gen).squeeze(1)
+        outs = []
+        for env, td in zip(envs, tds, strict=True):
+            td["action"] = action.clone()
+            outs.append(env.step(td)["next"])
+        for key in ("observation", "action_mask", "seat", "reward", "done"):
+            assert torch.equal(outs[0][key], outs[1][key]), key
+        ended += int(outs[0]["done"].sum())
+        tds = []
+        for env, nxt in zip(envs, outs, strict=True):
+            if nxt["done"].any():
+                nxt["_reset"] = nxt["done"].clone()
+                tds.append(env.reset(nxt))
+            else:
+                tds.append(nxt.select("observation", "action_mask", "seat", "done", "terminated"))
+    assert ended > 0 and backend.replays == 56
+
+
+def test_cuda_graphs_need_cuda() -> None:
+    with pytest.raises(ValueError, match="cuda_graphs=True needs a CUDA device"):
+        ThreeThirteenTorchRLEnv(num_tables=2, cuda_graphs=True)

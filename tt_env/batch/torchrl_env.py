@@ -26,11 +26,15 @@ class ThreeThirteenTorchRLEnv(EnvBase):
     """``num_tables`` self-play tables as a TorchRL environment (module docstring)."""
 
     def __init__(self, rules: Rules | None = None, num_tables: int = 1, device: str | torch.device = "cpu",
-                 seed: int = 0, reward_mode: str = "relative") -> None:
+                 seed: int = 0, reward_mode: str = "relative", cuda_graphs: bool = False) -> None:
+        """``cuda_graphs``: the engine's steps replayed as CUDA graphs (``BatchGame(cuda_graphs=True)``;
+        CUDA only). Stepping every table keeps the engine in lockstep, which they need."""
         rules = rules or Rules()
         super().__init__(device=device, batch_size=torch.Size([num_tables]))
         self.rules = rules
-        self.game = BatchGame(rules, num_tables, device=device, seed=seed, reward_mode=reward_mode, autoreset=False)
+        self.cuda_graphs = cuda_graphs
+        self.game = BatchGame(rules, num_tables, device=device, seed=seed, reward_mode=reward_mode, autoreset=False,
+                              cuda_graphs=cuda_graphs)
         n = rules.num_players
         low, high = observation_bounds(n, rules.max_turns_per_round, rules.num_decks)
         shape = torch.Size([num_tables])
@@ -63,7 +67,7 @@ class ThreeThirteenTorchRLEnv(EnvBase):
     def _set_seed(self, seed: int | None) -> None:
         self._seed = 0 if seed is None else int(seed)
         self.game = BatchGame(self.rules, self.game.num_tables, device=self.game.device, seed=self._seed,
-                              reward_mode=self.game.reward_mode, autoreset=False)
+                              reward_mode=self.game.reward_mode, autoreset=False, cuda_graphs=self.cuda_graphs)
 
     def _out(self, ts: TimeStep, with_reward: bool) -> TensorDictBase:
         done = ts.game_over.unsqueeze(-1) if with_reward else torch.zeros_like(ts.game_over).unsqueeze(-1)
