@@ -220,3 +220,23 @@ def test_a_graph_s_long_lived_tensors_outlive_other_games() -> None:
         moves = agent.act(a.observation, a.action_mask)
         a, b = eager.step(moves), graphed.step(moves)
     assert graphed._graphs.captured == (0, 1)
+
+
+@pytest.mark.parametrize("attribute,value", [("autoreset", False), ("reward_mode", "win")])
+@pytest.mark.usefixtures("c_solver_recorded_as_one_operation")
+def test_a_changed_setting_that_a_graph_bakes_in_captures_again(attribute: str, value: object) -> None:
+    rules = Rules(num_players=2, rounds=(1,), max_turns_per_round=6)
+    eager, graphed = _every_row_game(rules, 6), _every_row_game(rules, 6)
+    graphed._graphs = StepGraphs(graphed, RecordedGraphs(hosts=[graphed, graphed.state]))
+    agent = BatchRandom(rules, seed=3)
+    a, b = eager.reset(), graphed.reset()
+    ended = 0
+    for step in range(60):
+        if step == 10:
+            setattr(eager, attribute, value)
+            setattr(graphed, attribute, value)
+        _assert_same(eager, graphed, a, b, step)
+        ended += int(a.game_over.sum()) if step > 10 else 0
+        moves = agent.act(a.observation, a.action_mask)
+        a, b = eager.step(moves), graphed.step(moves)
+    assert ended > 0 and graphed._graphs.captured == (0, 1)
