@@ -60,9 +60,11 @@ class StepTrace(TorchDispatchMode):
         self._triton_run: Callable | None = None
 
     def __enter__(self) -> StepTrace:
-        from triton.runtime.interpreter import InterpretedFunction
-
-        self._triton_run = InterpretedFunction.run
+        _RECORDING.append(self)
+        interpreted = _interpreted_function()
+        if interpreted is None:  # (no Triton: no kernels to record)
+            return super().__enter__()
+        self._triton_run = interpreted.run
         trace = self
 
         def recorded_run(kernel, *args, grid, warmup, **kwargs):
@@ -70,14 +72,12 @@ class StepTrace(TorchDispatchMode):
             with _disable_current_modes():
                 return trace._triton_run(kernel, *args, grid=grid, warmup=warmup, **kwargs)
 
-        InterpretedFunction.run = recorded_run
-        _RECORDING.append(self)
+        interpreted.run = recorded_run
         return super().__enter__()
 
     def __exit__(self, *exc: object) -> None:
-        from triton.runtime.interpreter import InterpretedFunction
-
-        InterpretedFunction.run = self._triton_run
+        if self._triton_run is not None:
+            _interpreted_function().run = self._triton_run
         _RECORDING.remove(self)
         super().__exit__(*exc)
 
@@ -168,6 +168,15 @@ class RecordedGraphs:
             if mine is not value:
                 mine.copy_(value)
         self.replays += 1
+
+
+def _interpreted_function() -> type | None:
+    """Triton's interpreted kernel class, or None without Triton."""
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except ImportError:
+        return None
+    return InterpretedFunction
 
 
 def _caller() -> str:
