@@ -25,7 +25,7 @@ from .buffers import ReusedArrays
 from .deal import deal_rows, deals_in_c, deals_in_triton, dealt, reshuffle, reshuffle_rows
 from .deal_triton import deal_masked, reshuffle_masked
 from .go_out import melds_completely, solve_discards_and_round_ends
-from .graphs import StepGraphs
+from .graphs import step_graphs
 from .kernels import KERNEL_BACKENDS, c_observe_and_mask, use_c, use_triton
 from .moves import apply_moves, end_turns
 from .observe import observe, observe_and_mask, seat_hand_bytes
@@ -105,11 +105,6 @@ class BatchGame:
             raise ValueError(f"kernels={kernels!r} is not allowed: use one of {list(KERNEL_BACKENDS)}")
         use_c(c_observe_and_mask, self.device, kernels)  # "c" off a CPU or unbuilt, "triton" without
         use_triton(self.device, kernels)                 # Triton: a ValueError saying so, here
-        if not isinstance(cuda_graphs, bool):
-            raise ValueError(f"cuda_graphs={cuda_graphs!r} is not allowed: use True or False")
-        if cuda_graphs and self.device.type != "cuda":
-            raise ValueError(f"cuda_graphs=True needs a CUDA device, not device={str(self.device)!r}: use "
-                             f"device='cuda', or cuda_graphs=False")
         fused = solver == "triton" or (solver == "auto" and self.device.type == "cuda" and solver_triton.available())
         self._gathered = solving == "gathered" or (solving == "auto" and fused)
         """Every-row path: solve only the hands that need it, gathered to the front (see ``solving``)."""
@@ -137,7 +132,7 @@ class BatchGame:
         self._lockstep_phase: int | None = None
         """0 or 1 when every table still playing is known (on the host, without reading a tensor)
         to be in that phase, else None: see :meth:`step`."""
-        self._graphs = StepGraphs(self) if cuda_graphs else None
+        self._graphs = step_graphs(self, cuda_graphs)
         """The captured lockstep steps (``cuda_graphs``; tests give a CPU stand-in backend)."""
 
     # ------------------------------------------------------------------ public calls

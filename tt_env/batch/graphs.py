@@ -70,6 +70,16 @@ class CudaGraphs:
         graph.replay()
 
 
+def step_graphs(game: Any, cuda_graphs: bool) -> StepGraphs | None:
+    """``BatchGame(cuda_graphs=...)``'s graphs of ``game``: None when off; checked (a bool, and on a CUDA device)."""
+    if not isinstance(cuda_graphs, bool):
+        raise ValueError(f"cuda_graphs={cuda_graphs!r} is not allowed: use True or False")
+    if cuda_graphs and game.device.type != "cuda":
+        raise ValueError(f"cuda_graphs=True needs a CUDA device, not device={str(game.device)!r}: use "
+                         f"device='cuda', or cuda_graphs=False")
+    return StepGraphs(game) if cuda_graphs else None
+
+
 class StepGraphs:
     """The captured draw and discard steps of one :class:`tt_env.batch.BatchGame` (see the module)."""
 
@@ -113,7 +123,6 @@ class StepGraphs:
         self._bind(copy=True)
         self._actions.copy_(actions)
         self._backend.replay(graph)
-        self._bind(copy=False)
         game._lockstep_phase = 1 - phase
         ts = TimeStep(*(t.clone() for t in out))
         if out.final_observation is out.observation:  # (the same tensor when no game can end)
