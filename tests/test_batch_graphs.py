@@ -9,13 +9,15 @@ graphs against eager steps.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 from step_trace import RecordedGraphs, RecordedKernel, StepTrace, stand_in
 
 from tt_env.batch import BatchGame, go_out_filter, solver, solver_triton
 from tt_env.batch.agents import BatchRandom
-from tt_env.batch.graphs import StepGraphs
+from tt_env.batch.graphs import StepGraphs, step_graphs
 from tt_env.engine.rules import Rules
 
 
@@ -181,6 +183,13 @@ def test_cuda_graphs_need_a_cuda_device() -> None:
         BatchGame(rules, 4, cuda_graphs="yes")
     with pytest.raises(ValueError, match="warmup=0 is not allowed"):
         StepGraphs(BatchGame(rules, 4), RecordedGraphs(), warmup=0)
+
+
+def test_cuda_graphs_true_on_a_cuda_device_makes_the_graphs() -> None:
+    """(A stand-in game on a CUDA device: nothing runs on it.)"""
+    on_cuda = SimpleNamespace(device=torch.device("cuda"))
+    assert isinstance(step_graphs(on_cuda, True), StepGraphs)
+    assert step_graphs(on_cuda, False) is None
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
