@@ -4,13 +4,14 @@
 # the machine lacks are in .whl/ (downloaded on the development machine). Figures go to $OUT.
 # PARTS picks sections (default all): engine (smoke check, CUDA tests, CUDA graphs, host syncs,
 # decisions/s at 2 players), players (4 and 8 players), solver, trainers (every trainer on cuda),
-# training (the batched trainer's steps/s); and, only when asked for (PARTS=tuning, about 3.5
-# minutes), where a GPU step goes part by part, and the fused kernels' programs per launch with
-# a count (solver_triton.PREFIX_PROGRAMS) side by side, gathered solving, 2 players.
+# training (the batched trainer's steps/s); and, only when asked for, soak (about 2 minutes: the
+# GPU's engine against the scalar engine over random rule configurations) and tuning (about 3.5
+# minutes: where a GPU step goes part by part, and the fused kernels' programs per launch with
+# a count, solver_triton.PREFIX_PROGRAMS, side by side, gathered solving, 2 players).
 # Where one command may run 10 minutes at most, run it in two calls, each under that limit even
 # at its sections' timeouts: PARTS=engine (at most about 9.5 minutes), then
-# PARTS=players,solver,trainers,training (at most about 8); PARTS=tuning after them if time is
-# left. The engine part's choices (solver, step kernels, CUDA graphs: each falls back when its
+# PARTS=players,solver,trainers,training (at most about 8); PARTS=soak,tuning after them if time
+# is left. The engine part's choices (solver, step kernels, CUDA graphs: each falls back when its
 # checks fail) are kept in /tmp/gpu_choices.env for the later calls on the same machine.
 set -u
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"; SMOKE=/tmp/triton_smoke.txt
@@ -120,11 +121,17 @@ if want training; then
 timeout 75 python3 benchmarks/bench_training.py --contenders batch_ppo --device cuda --tables 4096 \
     --steps 200000 --repeats 1 2>&1 | tail -8 | tee "$OUT/bench_training.txt"
 fi
+if want soak; then
+# 6. (opt-in) the GPU's engine against the scalar engine, every table at every step, over random
+#    rule configurations (benchmarks/batch_soak.py; as CUDA graphs where they passed above)
+timeout 110 python3 benchmarks/batch_soak.py --device cuda --paths auto --steps 100000000 --seconds 80 --quiet \
+    $([[ "$GRAPHS" == *on* ]] && echo --cuda-graphs) 2>&1 | tail -12 | tee "$OUT/batch_soak_cuda.txt"
+fi
 if want tuning; then
-# 6. (opt-in) where a GPU step goes, part by part (each part waits for the device at both ends)
+# 7. (opt-in) where a GPU step goes, part by part (each part waits for the device at both ends)
 timeout 60 python3 benchmarks/step_breakdown.py --device cuda --tables 16384,65536 --repeats 2 --seconds 2 2>&1 \
     | tail -14 | tee "$OUT/step_breakdown_cuda.txt"
-# 7. (opt-in) programs per launch of the fused kernels when they solve a gathered prefix
+# 8. (opt-in) programs per launch of the fused kernels when they solve a gathered prefix
 timeout 150 python3 benchmarks/bench_batch.py --device cuda --solver triton --solving gathered \
     --prefix-programs 1024,4096,8192,32768 --batch-sizes 65536,262144 --players 2 --envs batch \
     --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -12 | tee "$OUT/bench_prefix_programs.txt"

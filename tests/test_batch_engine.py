@@ -1,132 +1,22 @@
 """The batched engine against the scalar engine, step by step (the scalar engine is the specification).
 
-Every table of a batch plays random legal moves; before each step the table is read back as a
-scalar ``GameState`` (``to_game_state``), the same move is applied to it with
-``engine.game.apply``, and the batch's observation, mask, rewards, scores, round points and next
-state must equal the scalar engine's. Randomness is the one thing that differs by design (the
-batch shuffles from its own streams): after a reshuffle the stock is compared as a multiset, and
-after a new deal the deal is checked for validity.
+Every table of a batch plays random legal moves and is checked at every step against the scalar
+engine (``tests/batch_differential.py`` says how): observation, mask, rewards, scores, round
+points and next state.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 import pytest
 import torch
+from batch_differential import play_side_by_side
 
 from tt_env.batch import BatchGame
 from tt_env.engine import game as engine
-from tt_env.engine.rules import Rules, hand_size
-from tt_env.engine.scoring import REWARD_SCALE, win_rewards
-from tt_env.observation import encode
+from tt_env.engine.rules import Rules
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-
-
-def snapshot(st: engine.GameState) -> dict:
-    """What a state means for play: order-free parts sorted, ordered parts (stock, pile) as is."""
-    return {
-        "hands": [sorted(h) for h in st.hands], "stock": list(st.stock), "pile": list(st.discard_pile),
-        "known_taken": [sorted(k) for k in st.known_taken], "discards": [sorted(d) for d in st.discards],
-        "passed": [sorted(p) for p in st.passed], "round_index": st.round_index, "round_number": st.round_number,
-        "dealer": st.dealer, "current": st.current_player, "phase": st.phase, "scores": list(st.scores),
-        "went_out": st.went_out, "turn": st.turn, "taken": st.taken_this_turn, "game_over": st.game_over,
-    }
-
-
-def expected_rewards(points: list[int], scores: list[int], game_over: bool, mode: str) -> list[float]:
-    """``three_thirteen_v0``'s rewards for a finished round."""
-    n = len(points)
-    if mode == "relative":
-        total = sum(points)
-        return [((total - p) / (n - 1) - p) / REWARD_SCALE for p in points]
-    if mode == "penalty":
-        return [-p / REWARD_SCALE for p in points]
-    return win_rewards(scores) if game_over else [0.0] * n
-
-
-def check_deal(st: engine.GameState) -> None:
-    """A freshly dealt round: right hand sizes, one card up, the whole shoe accounted for."""
-    n, size = st.rules.num_players, hand_size(st.round_number)
-    assert [len(h) for h in st.hands] == [size] * n
-    assert len(st.discard_pile) == 1 and st.turn == 0 and st.phase == engine.PHASE_DRAW
-    assert st.current_player == (st.dealer + 1) % n and st.went_out is None
-    everything = Counter(c for h in st.hands for c in h) + Counter(st.stock) + Counter(st.discard_pile)
-    assert everything == Counter({c: st.rules.num_decks for c in range(52)})
-
-
-def play_side_by_side(rules: Rules, tables: int, steps: int, seed: int, reward_mode: str = "relative",
-                      device: str = "cpu", accelerator_path: bool = False, solver: str | None = None,
-                      solving: str = "auto") -> Counter:
-    """Random legal play on a batch, checked against the scalar engine; returns event counts.
-
-    ``accelerator_path`` runs, on a CPU, the code a GPU runs: every row through the rare parts
-    of a step with a select, the observation's tensor code, and (unless ``solver`` says
-    otherwise) the tensor program for the melds instead of C; ``solving`` picks which hands that path solves."""
-    if solver is None:
-        solver = "torch" if accelerator_path else "auto"
-    g = BatchGame(rules, tables, device=device, seed=seed, reward_mode=reward_mode, solver=solver, solving=solving)
-    if accelerator_path:
-        g._sparse = False
-        g._kernel_backend = "torch"
-    ts = g.reset()
-    rng = np.random.default_rng(seed)
-    events: Counter = Counter()
-    for i in range(tables):
-        check_deal(g.to_game_state(i))
-    for _ in range(steps):
-        pre = [g.to_game_state(i) for i in range(tables)]
-        actions = []
-        for i, st in enumerate(pre):
-            seat = st.current_player
-            assert int(ts.seat[i]) == seat
-            np.testing.assert_array_equal(ts.observation[i].cpu().numpy(), encode(st, seat))
-            np.testing.assert_array_equal(ts.action_mask[i].cpu().numpy(), engine.action_mask(st).astype(bool))
-            actions.append(int(rng.choice(engine.legal_actions(st))))
-        ts = g.step(torch.tensor(actions))
-        for i, st in enumerate(pre):
-            before = snapshot(st)
-            result = engine.apply(st, actions[i])
-            post = g.to_game_state(i)
-            got, want = snapshot(post), snapshot(st)
-            ended = result.round_record is not None
-            assert bool(ts.round_over[i]) == ended and bool(ts.game_over[i]) == result.game_over
-            assert int(ts.went_out[i]) == (before["current"] if result.went_out else -1)
-            assert int(ts.ended_round[i]) == (result.round_record.round_number if ended else 0)
-            rewards = [0.0] * rules.num_players
-            if ended:
-                events["rounds"] += 1
-                points = result.round_record.points
-                assert ts.round_points[i].tolist() == points
-                rewards = expected_rewards(points, st.scores, result.game_over, reward_mode)
-            np.testing.assert_array_equal(ts.rewards[i].cpu().numpy(), np.asarray(rewards, dtype=np.float32))
-            assert ts.scores[i].tolist() == st.scores
-            if result.game_over:
-                events["games"] += 1
-                np.testing.assert_array_equal(ts.final_observation[i].cpu().numpy(), encode(st, st.current_player))
-                assert post.round_index == 0 and post.scores == [0] * rules.num_players
-                check_deal(post)
-            elif ended:
-                for key in ("round_index", "round_number", "dealer", "scores", "game_over"):
-                    assert got[key] == want[key], key
-                check_deal(post)
-            elif result.reshuffled:
-                events["reshuffles"] += 1
-                seat = st.current_player
-                drawn = Counter(got["hands"][seat]) - Counter(before["hands"][seat])
-                assert sum(drawn.values()) == 1
-                assert Counter(got["stock"]) + drawn == Counter(before["pile"][:-1])
-                assert got["pile"] == before["pile"][-1:]
-                for key in got:
-                    if key not in ("stock", "hands"):
-                        assert got[key] == want[key], key
-            else:
-                assert got == want, {k: (got[k], want[k]) for k in got if got[k] != want[k]}
-            if result.went_out:
-                events["went_out"] += 1
-    return events
 
 
 CASES = {

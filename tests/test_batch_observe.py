@@ -14,6 +14,7 @@ import importlib.util
 import numpy as np
 import pytest
 import torch
+from batch_differential import play_side_by_side
 
 from tt_env.batch import BatchGame
 from tt_env.batch import observe as observe_module
@@ -21,8 +22,6 @@ from tt_env.batch.agents import BatchRandom
 from tt_env.batch.observe import observe, observe_and_mask, seat_counts, seat_hand_bytes
 from tt_env.batch.state import BatchState
 from tt_env.engine.rules import Rules
-
-from test_batch_engine import play_side_by_side
 
 needs_c = pytest.mark.skipif(observe_module._c_observe_and_mask is None, reason="the C extension is not built")
 
