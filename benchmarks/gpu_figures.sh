@@ -5,14 +5,16 @@
 # PARTS picks sections (default all): engine (smoke check, CUDA tests, CUDA graphs, host syncs,
 # decisions/s at 2 players), players (4 and 8 players), solver, trainers (every trainer on cuda),
 # training (the batched trainer's steps/s); and, only when asked for, soak (about 2 minutes: the
-# GPU's engine against the scalar engine over random rule configurations) and tuning (about 3.5
-# minutes: where a GPU step goes part by part, and the fused kernels' programs per launch with
-# a count, solver_triton.PREFIX_PROGRAMS, side by side, gathered solving, 2 players).
-# Where one command may run 10 minutes at most, run it in two calls, each under that limit even
+# GPU's engine against the scalar engine over random rule configurations), million (at most 4.5
+# minutes: the fused meld kernels against the scalar C solver on a million random hands) and
+# tuning (about 3.5 minutes: where a GPU step goes part by part, and the fused kernels' programs
+# per launch with a count, solver_triton.PREFIX_PROGRAMS, side by side, gathered solving, 2 players).
+# Where one command may run 10 minutes at most, run it in several calls, each under that limit even
 # at its sections' timeouts: PARTS=engine (at most about 9.5 minutes), then
-# PARTS=players,solver,trainers,training (at most about 8); PARTS=soak,tuning after them if time
-# is left. The engine part's choices (solver, step kernels, CUDA graphs: each falls back when its
-# checks fail) are kept in /tmp/gpu_choices.env for the later calls on the same machine.
+# PARTS=players,solver,trainers,training (at most about 8); then, if time is left,
+# PARTS=soak,million (at most about 6.5) and PARTS=tuning. The engine part's choices (solver,
+# step kernels, CUDA graphs: each falls back when its checks fail) are kept in
+# /tmp/gpu_choices.env for the later calls on the same machine.
 set -u
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"; SMOKE=/tmp/triton_smoke.txt
 PARTS=${PARTS:-engine,players,solver,trainers,training}
@@ -127,11 +129,18 @@ if want soak; then
 timeout 110 python3 benchmarks/batch_soak.py --device cuda --paths auto --steps 100000000 --seconds 80 --quiet \
     $([[ "$GRAPHS" == *on* ]] && echo --cuda-graphs) 2>&1 | tail -12 | tee "$OUT/batch_soak_cuda.txt"
 fi
+if want million; then
+# 7. (opt-in) the fused meld kernels against the scalar C solver on a million random hands (16
+#    rule groups of 62,500: 1 to 4 decks, both ace rules, meld_needs_natural both ways)
+timeout 270 python3 benchmarks/bench_batch_solver.py --device cuda --backends triton --hands 1000000 \
+    --torch-hands 62500 --torch-seconds 14 --torch-batch-sizes 65536 --repeats 1 --filter-hands 16000 2>&1 \
+    | tail -24 | tee "$OUT/bench_solver_million.txt"
+fi
 if want tuning; then
-# 7. (opt-in) where a GPU step goes, part by part (each part waits for the device at both ends)
+# 8. (opt-in) where a GPU step goes, part by part (each part waits for the device at both ends)
 timeout 60 python3 benchmarks/step_breakdown.py --device cuda --tables 16384,65536 --repeats 2 --seconds 2 2>&1 \
     | tail -14 | tee "$OUT/step_breakdown_cuda.txt"
-# 8. (opt-in) programs per launch of the fused kernels when they solve a gathered prefix
+# 9. (opt-in) programs per launch of the fused kernels when they solve a gathered prefix
 timeout 150 python3 benchmarks/bench_batch.py --device cuda --solver triton --solving gathered \
     --prefix-programs 1024,4096,8192,32768 --batch-sizes 65536,262144 --players 2 --envs batch \
     --repeats 2 --seconds 2 --warmup 1 2>&1 | tail -12 | tee "$OUT/bench_prefix_programs.txt"
