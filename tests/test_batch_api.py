@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from tt_env.batch import BatchGame
-from tt_env.batch.agents import BatchRandom
+from tt_env.batch.agents import BatchGreedy, BatchRandom
 from tt_env.engine import game as engine
 from tt_env.engine.rules import Rules
 from tt_env.observation import encode
@@ -251,5 +251,111 @@ def test_lockstep_ends_when_tables_move_apart() -> None:
     game.reset_tables(torch.tensor([True, False, False, False]))
     assert game._lockstep_phase is None
     game.reset()
+    ts = game.from_game_states([game.to_game_state(i) for i in range(4)])
+    assert game._lockstep_phase == 0  # loaded tables all in one phase: read from them
+    game.step(ts.action_mask.float().argmax(1))
     game.from_game_states([game.to_game_state(i) for i in range(4)])
-    assert game._lockstep_phase is None
+    assert game._lockstep_phase == 1
+    states = [game.to_game_state(i) for i in range(4)]
+    game.reset()
+    game.from_game_states([game.to_game_state(0), *states[1:]])
+    assert game._lockstep_phase is None  # a table drawing, three discarding
+
+
+def _fields(game: BatchGame) -> dict[str, torch.Tensor]:
+    return {name: value.clone() for name, value in game.state.fields().items()}
+
+
+@pytest.mark.parametrize("every_row", [False, True], ids=["cpu path", "every-row path, kept penalties"])
+def test_a_loaded_state_plays_on_as_the_saved_game(every_row: bool) -> None:
+    """``load_state`` of a game's saved fields, at a draw and at a discard, mid-round and after
+    seats went out: the loaded game plays on as the saved one, every field of every step. What
+    the engine keeps besides the state comes from the loaded tables: the lockstep (a discard
+    step that took itself for a draw would skip the go-out check) and, on the every-row path,
+    the kept penalties that score the seats which do not discard again before their round ends."""
+    rules = Rules(num_players=3, rounds=(1, 2, 3), max_turns_per_round=9)
+
+    def make() -> BatchGame:
+        game = BatchGame(rules, 48, seed=6, solving="kept")
+        if every_row:
+            game._sparse, game._kernel_backend = False, "torch"
+            assert game._cached_scoring
+        game.reset()
+        return game
+
+    source = make()
+    ts = source.reset()
+    greedy = BatchGreedy(rules)
+    twins: list[BatchGame] = []
+    for step in range(80):
+        if step in (7, 12, 29):
+            twin = make()
+            loaded = twin.load_state(_fields(source))
+            assert twin._lockstep_phase == source._lockstep_phase == step % 2
+            for name in ("observation", "action_mask", "seat", "scores"):
+                assert torch.equal(getattr(loaded, name), getattr(ts, name)), name
+            twins.append(twin)
+        actions = greedy.act(ts.observation, ts.action_mask)
+        ts = source.step(actions)
+        for twin in twins:
+            got = twin.step(actions)
+            for name in ts._fields:
+                assert torch.equal(getattr(got, name), getattr(ts, name)), (step, name)
+            assert all(torch.equal(v, getattr(twin.state, k)) for k, v in source.state.fields().items()), step
+    assert int(ts.scores.sum()) > 0
+
+
+def test_a_loaded_state_is_a_copy() -> None:
+    game, other = BatchGame(Rules(), 4, seed=1), BatchGame(Rules(), 4, seed=2)
+    game.reset()
+    saved = _fields(other.reset() and other)
+    game.load_state(saved)
+    kept = _fields(game)
+    for value in saved.values():
+        value.zero_()
+    assert all(torch.equal(v, getattr(game.state, k)) for k, v in kept.items())
+
+
+def test_load_state_names_what_does_not_fit() -> None:
+    game, bigger = BatchGame(Rules(), 4), BatchGame(Rules(), 5)
+    game.reset()
+    bigger.reset()
+    hands = game.state.hands
+    with pytest.raises(ValueError, match=rf"field hands must be a tensor of shape \(4, 2, 52\) and dtype {hands.dtype} "
+                                         rf"\(this game's: same rules and num_tables\), got shape \(5, 2, 52\)"):
+        game.load_state(_fields(bigger))
+    fields = _fields(game)
+    fields["turn"] = fields["turn"].float()
+    with pytest.raises(ValueError, match=r"field turn must be a tensor of shape \(4,\) and dtype torch.int64 .*"
+                                         r"got shape \(4,\) and dtype torch.float32"):
+        game.load_state(fields)
+    fields["turn"] = [0] * 4
+    with pytest.raises(ValueError, match=r"field turn must be .* got a list"):
+        game.load_state(fields)
+    del fields["turn"]
+    fields["round"] = torch.zeros(4)
+    with pytest.raises(ValueError, match=r"exactly the state's fields .*: missing \['turn'\], unknown \['round'\]"):
+        game.load_state(fields)
+    with pytest.raises(ValueError, match=r"a mapping of the state's fields by name .*, got a list"):
+        game.load_state([hands])
+
+
+def test_a_load_reads_the_lockstep_from_the_tables_still_playing() -> None:
+    """Finished games (``autoreset=False``) keep the phase they ended in; the tables still
+    playing set the lockstep of a load, at a draw and at a discard."""
+    rules = Rules(rounds=(1,), max_turns_per_round=6)
+    game = BatchGame(rules, 16, seed=3, autoreset=False)
+    ts = game.reset()
+    agent = BatchRandom(rules, seed=1)
+    for _ in range(40):
+        over = game.state.game_over
+        if bool(over.any()) and not bool(over.all()):
+            break
+        ts = game.step(agent.act(ts.observation, ts.action_mask))
+    assert bool(over.any()) and not bool(over.all())
+    for _ in range(2):
+        twin = BatchGame(rules, 16, seed=3, autoreset=False)
+        twin.reset()
+        twin.load_state(_fields(game))
+        assert twin._lockstep_phase == game._lockstep_phase is not None
+        ts = game.step(agent.act(ts.observation, ts.action_mask))

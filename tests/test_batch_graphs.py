@@ -126,6 +126,36 @@ def test_steps_out_of_lockstep_run_eagerly_and_the_graphs_take_the_game_back() -
     assert graphed._graphs.captured == (0, 1) and backend.replays == 38 + 29
 
 
+@pytest.mark.parametrize("solving", ["kept", "gathered"])
+@pytest.mark.usefixtures("c_solver_recorded_as_one_operation")
+def test_replays_go_on_after_a_load(solving: str) -> None:
+    """``load_state`` of a saved state (at a discard: the lockstep read from the tables) replaces
+    the state's fields and, with kept penalties, those penalties: the next replays copy them into
+    the graphs' tensors and play on as eager steps do."""
+    rules = Rules(num_players=3, rounds=(1, 2), max_turns_per_round=12)
+    eager, graphed = _every_row_game(rules, 10, solving=solving), _every_row_game(rules, 10, solving=solving)
+    backend = RecordedGraphs(hosts=[graphed, graphed.state])
+    graphed._graphs = StepGraphs(graphed, backend)
+    agent = BatchRandom(rules, seed=8)
+    a, b = eager.reset(), graphed.reset()
+    saved = None
+    for step in range(40):
+        if step == 13:
+            saved = {k: v.clone() for k, v in eager.state.fields().items()}
+        moves = agent.act(a.observation, a.action_mask)
+        a, b = eager.step(moves), graphed.step(moves)
+    replays = backend.replays
+    a, b = eager.load_state(saved), graphed.load_state(saved)
+    assert graphed._lockstep_phase == 1
+    for step in range(40):
+        _assert_same(eager, graphed, a, b, step)
+        moves = agent.act(a.observation, a.action_mask)
+        a, b = eager.step(moves), graphed.step(moves)
+    _assert_same(eager, graphed, a, b, 40)
+    assert backend.replays == replays + 40
+    assert graphed.state.hands is graphed._graphs._static["hands"]
+
+
 def test_a_step_the_recorder_cannot_replay_fails() -> None:
     """The stand-in's own checks: a host read, a tensor from host data, and a Python value that
     changed since the capture are each refused."""

@@ -418,3 +418,23 @@ def test_the_resume_state_is_a_snapshot(tmp_path):
     tables.collect(6, 0.99, 0.95)
     assert all(torch.equal(saved[k], v) for k, v in kept.items())
     assert not torch.equal(saved["game.hands"], tables.game.state.hands)  # the games did move on
+
+
+@pytest.mark.parametrize("first", [4, 5], ids=["saved before a draw", "saved before a discard"])
+def test_tables_loaded_from_a_save_play_on_as_the_saved_ones(tmp_path, first):
+    """A save after an odd number of moves leaves every table about to discard: the loaded
+    tables must know it (the engine's lockstep is read again from them), or their discard steps
+    would skip the go-out check and the round ends. Both go on with the same rollouts."""
+    cfg = config(tmp_path, "load", "network=mlp", "network_kwargs={hidden_sizes: [16]}",
+                 "opponents={self: 0.5, greedy-v0: 0.5}", "num_tables=64")
+    net = MLPPolicy(num_players=2, hidden_sizes=[16])
+    tables = BatchTables(cfg, net, None, torch.device("cpu"))
+    tables.collect(first, 0.99, 0.95)
+    loaded = BatchTables(cfg, net, None, torch.device("cpu"))
+    loaded.load_state_dict(tables.state_dict())
+    assert loaded.game._lockstep_phase == first % 2
+    for _ in range(3):
+        want, got = tables.collect(40, 0.99, 0.95), loaded.collect(40, 0.99, 0.95)
+        for key in ("x", "mask", "action", "logprob", "value", "advantage", "ret"):
+            assert torch.equal(getattr(want, key), getattr(got, key)), key
+    assert all(torch.equal(v, getattr(loaded.game.state, k)) for k, v in tables.game.state.fields().items())

@@ -211,14 +211,9 @@ class BatchTables:
 
     def load_state_dict(self, saved: dict) -> None:
         """Restore :meth:`state_dict`'s output (the current TimeStep is recomputed from the games)."""
-        state = self.game.state
-        for name in state.fields():
-            value = saved[f"game.{name}"]
-            old = getattr(state, name)
-            if value.shape != old.shape or value.dtype != old.dtype:
-                raise ValueError(f"game.{name} has shape {tuple(value.shape)} {value.dtype}, the run "
-                                 f"{tuple(old.shape)} {old.dtype}")
-            setattr(state, name, value.to(self.device))
+        # the games first (their checks raise before anything changed); the lockstep, which a save
+        # between a draw and a discard leaves in the discard phase, is read again from the tables
+        self.ts = self.game.load_state({name: saved[f"game.{name}"] for name in self.game.state.fields()})
         self.learner_seat = saved["learner_seat"].to(self.device)
         self.pool_member = saved["pool_member"].to(self.device)
         self.game_return = saved["game_return"].to(self.device)
@@ -228,4 +223,3 @@ class BatchTables:
             member = copy.deepcopy(self.net)
             member.load_state_dict(weights)
             self.pool.append(member.eval())
-        self.ts = self.game.reset_tables(torch.zeros(self.num_tables, dtype=torch.bool, device=self.device))

@@ -1,4 +1,5 @@
-"""Bridges between a batch table and the scalar engine's :class:`~tt_env.engine.game.GameState`.
+"""Bridges between a batch table and the scalar engine's :class:`~tt_env.engine.game.GameState`,
+and the loading of a saved batch state.
 
 A table holds as counts what carries no order in play (hands, known-taken cards, discards and
 passed-over cards), so those come back as sorted lists; the stock and the discard pile keep
@@ -9,7 +10,7 @@ or a mask reads is exact.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -104,3 +105,36 @@ def load_game_states(game: BatchGame, states: Sequence[GameState]) -> None:
     s.turn = tensor([st.turn for st in states])
     s.taken = tensor([-1 if st.taken_this_turn is None else st.taken_this_turn for st in states])
     s.game_over = tensor([bool(st.game_over) for st in states], torch.bool)
+
+
+def load_state_fields(game: BatchGame, fields: Mapping[str, torch.Tensor]) -> None:
+    """Put copies of ``fields`` (a state's tensors by name, as ``BatchState.fields()`` gives them)
+    into ``game.state``; a ``ValueError`` names what does not fit this game's state."""
+    current = game.state.fields()
+    if not isinstance(fields, Mapping):
+        raise ValueError(f"load_state takes a mapping of the state's fields by name (as state.fields() gives "
+                         f"them), got a {type(fields).__name__}")
+    if set(fields) != set(current):
+        raise ValueError(f"load_state takes a mapping of exactly the state's fields {sorted(current)}: "
+                         f"missing {sorted(set(current) - set(fields))}, unknown {sorted(set(fields) - set(current))}")
+    for name, old in current.items():
+        value = fields[name]
+        if not isinstance(value, torch.Tensor) or value.shape != old.shape or value.dtype != old.dtype:
+            got = (f"shape {tuple(value.shape)} and dtype {value.dtype}" if isinstance(value, torch.Tensor)
+                   else f"a {type(value).__name__}")
+            raise ValueError(f"field {name} must be a tensor of shape {tuple(old.shape)} and dtype {old.dtype} "
+                             f"(this game's: same rules and num_tables), got {got}")
+    for name in current:
+        setattr(game.state, name, fields[name].to(device=game.device, copy=True))
+
+
+def loaded_lockstep(game: BatchGame) -> int | None:
+    """The lockstep phase of a loaded state (``BatchGame.step``): the phase every table still
+    playing is in (0 when none plays), or None when they differ.
+
+    host: one read of the phases, on a load only."""
+    s = game.state
+    phases = torch.unique(s.phase[~s.game_over]).tolist()  # host: a load only
+    if len(phases) > 1:
+        return None
+    return int(phases[0]) if phases else 0

@@ -11,7 +11,7 @@ nothing waits on the host.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -162,9 +162,9 @@ class BatchGame:
         (``active=None``), and skips the parts of a step no table needs: the go-out check and
         the round's end on a draw step, the reshuffle on a discard step. (They are selects on
         the every-row path, so this halves a GPU step's solving.) ``active``,
-        ``reset_tables`` of tables that are discarding, and ``from_game_states`` end the
-        lockstep until the next ``reset()``. With ``cuda_graphs`` the lockstep steps are replayed
-        graphs."""
+        ``reset_tables`` of tables that are discarding, and loading tables in different phases
+        (``from_game_states``, ``load_state``) end the lockstep until the next ``reset()``.
+        With ``cuda_graphs`` the lockstep steps are replayed graphs."""
         actions, active = self._checked(actions, active)
         if self._graphs is not None and active is None and final_seat is None and self._lockstep_phase is not None:
             return self._graphs.step(actions, self._advance)
@@ -223,7 +223,23 @@ class BatchGame:
         from .bridge import load_game_states
 
         load_game_states(self, states)
-        self._lockstep_phase = None
+        return self._loaded()
+
+    def load_state(self, fields: Mapping[str, torch.Tensor]) -> TimeStep:
+        """Load a state saved from a game of the same rules and ``num_tables`` (copies of
+        ``state.fields()``, say, kept for a resume) and return its TimeStep. Play goes on from
+        there: the lockstep and the kept penalties are derived again from the loaded tables, and
+        their random streams go on from the saved counters under this game's seed."""
+        from .bridge import load_state_fields
+
+        load_state_fields(self, fields)
+        return self._loaded()
+
+    def _loaded(self) -> TimeStep:
+        """After a load: what the engine keeps besides the state, derived again; the TimeStep."""
+        from .bridge import loaded_lockstep
+
+        self._lockstep_phase = loaded_lockstep(self)
         if self._cached_scoring:
             self._solve_every_hand()
         zeros = torch.zeros(self.num_tables, self.num_players, device=self.device)
