@@ -20,7 +20,9 @@ Chunk ``k`` of a run is one :class:`tt_env.batch.BatchGame` of ``--tables`` tabl
 - in about a quarter of the chunks some seats play the batched ``greedy-v0`` (the scalar
   agent's choices, ``tests/test_batch_agents.py``), which goes out far more often than random
   play; the others play uniformly random legal moves;
-- in about a quarter, partial steps (``active=``: each table takes part with probability 3/4).
+- in about a quarter, partial steps (``active=``: each table takes part with probability 3/4);
+- in about a quarter, the batch saves its state and loads it back (``BatchGame.load_state``)
+  every 23 steps, at draws and at discards alike: play must go on as before.
 
 Every table is checked at every step by ``tests/batch_differential.py``: the observation, mask
 and seat before it, then the rewards, scores, round points, flags and next state against
@@ -58,7 +60,9 @@ from tt_env.engine.rules import Rules, auto_decks  # noqa: E402
 
 PATHS = ("auto", "every-row-kept", "every-row-gathered")
 """Values of ``--paths``: which of the engine's code paths a chunk runs (see the module)."""
-COUNTERS = ("steps", "rounds", "games", "went_out", "reshuffles", "idle", "greedy")
+COUNTERS = ("steps", "rounds", "games", "went_out", "reshuffles", "idle", "greedy", "loads")
+RELOAD_EVERY = 23
+"""Steps between a chunk's loads of its own saved state (``BatchGame.load_state``), in the chunks that do."""
 
 
 @dataclass(frozen=True)
@@ -72,12 +76,14 @@ class ChunkSpec:
     path: str
     greedy_seats: tuple[int, ...]
     partial: bool
+    reload: bool
 
     def describe(self) -> str:
         agents = f"greedy-v0 at seats {list(self.greedy_seats)}" if self.greedy_seats else "random legal play"
         steps = "partial steps (each table with probability 3/4)" if self.partial else "every table every step"
+        loads = f", saved and loaded every {RELOAD_EVERY} steps" if self.reload else ""
         return (f"rules {self.rules.to_dict()}, reward_mode {self.reward_mode!r}, path {self.path!r}, "
-                f"engine seed {self.seed}, {agents}, {steps}")
+                f"engine seed {self.seed}, {agents}, {steps}{loads}")
 
 
 def chunk_spec(run_seed: int, index: int, paths: Sequence[str]) -> ChunkSpec:
@@ -89,7 +95,7 @@ def chunk_spec(run_seed: int, index: int, paths: Sequence[str]) -> ChunkSpec:
         fewest = auto_decks(rules.num_players, rules.rounds[-1])
         rules = Rules(**{**rules.to_dict(), "decks": int(rng.integers(fewest, MAX_BATCH_DECKS + 1))})
     return ChunkSpec(index, int(rng.integers(2**31)), rules, game.reward_mode, paths[index % len(paths)],
-                     game.greedy_seats, bool(rng.random() < 0.25))
+                     game.greedy_seats, bool(rng.random() < 0.25), bool(rng.random() < 0.25))
 
 
 def build_game(spec: ChunkSpec, tables: int, device: str, cuda_graphs: bool) -> BatchGame:
@@ -126,6 +132,8 @@ def play_chunk(spec: ChunkSpec, tables: int, steps: int, device: str = "cpu", cu
                         events["greedy"] += 1
             active = (rng.random(tables) < 0.75).tolist() if spec.partial else None
             pair.step(actions, active)
+            if spec.reload and step % RELOAD_EVERY == 0:
+                pair.reload()
         pair.check_views()
         mismatch = None
     except Mismatch as exc:
@@ -149,7 +157,7 @@ def run(seed: int, steps: int, seconds: float | None, tables: int, chunk_steps: 
     configs: set = set()
     players: Counter = Counter()
     on_path: Counter = Counter()
-    partial = 0
+    partial = reloading = 0
     t0 = time.perf_counter()
     next_report = 0.1
     chunk = 0
@@ -163,6 +171,7 @@ def run(seed: int, steps: int, seconds: float | None, tables: int, chunk_steps: 
         players[spec.rules.num_players] += 1
         on_path[spec.path] += 1
         partial += spec.partial
+        reloading += spec.reload
         if mismatch is not None:
             mismatches.append(mismatch)
         chunk += 1
@@ -172,7 +181,7 @@ def run(seed: int, steps: int, seconds: float | None, tables: int, chunk_steps: 
                   f"{len(mismatches)} mismatches, {time.perf_counter() - t0:,.0f} s", flush=True)
             next_report = min(1.0, done / steps + 0.1)
     return {"totals": dict(totals), "chunks": chunk, "configurations": len(configs), "players": dict(players),
-            "paths": dict(on_path), "partial_chunks": partial, "mismatches": mismatches,
+            "paths": dict(on_path), "partial_chunks": partial, "reload_chunks": reloading, "mismatches": mismatches,
             "max_mismatches": max_mismatches, "seconds": time.perf_counter() - t0}
 
 
@@ -185,11 +194,12 @@ def report(summary: dict, args: argparse.Namespace) -> str:
         f"batch soak: {steps:,} table steps checked in {seconds:,.1f} s ({steps / max(seconds, 1e-9):,.0f} a second), "
         f"seed {args.seed}, {args.tables} tables a chunk, device {args.device}"
         + (", CUDA graphs" if args.cuda_graphs else ""),
-        f"chunks {summary['chunks']:,} ({players}; paths: {paths}; {summary['partial_chunks']:,} with partial steps), "
+        f"chunks {summary['chunks']:,} ({players}; paths: {paths}; {summary['partial_chunks']:,} with partial steps, "
+        f"{summary['reload_chunks']:,} with loads), "
         f"{summary['configurations']:,} distinct rule sets",
         f"rounds {t.get('rounds', 0):,}, games {t.get('games', 0):,}, went out {t.get('went_out', 0):,}, "
         f"reshuffles {t.get('reshuffles', 0):,}, greedy-v0 decisions {t.get('greedy', 0):,}, "
-        f"moves {t['steps']:,}, tables left out of a step {t['idle']:,}",
+        f"moves {t['steps']:,}, tables left out of a step {t['idle']:,}, loads {t['loads']:,}",
         f"mismatches: {len(summary['mismatches'])}"
         + (f" (stopped at the limit, --max-mismatches {summary['max_mismatches']})"
            if len(summary["mismatches"]) >= summary["max_mismatches"] else ""),

@@ -81,7 +81,8 @@ class SideBySide:
     """A :class:`BatchGame` stepped next to the scalar engine, every table checked at every step.
 
     ``events`` counts what the checked steps went through: ``steps`` (table steps), ``rounds``,
-    ``games``, ``reshuffles``, ``went_out`` and ``idle`` (tables left out of a partial step).
+    ``games``, ``reshuffles``, ``went_out``, ``idle`` (tables left out of a partial step) and
+    ``loads`` (:meth:`reload`).
     """
 
     def __init__(self, game: BatchGame, ts: TimeStep) -> None:
@@ -105,6 +106,14 @@ class SideBySide:
         expect(np.array_equal(obs, want), lambda: f"observation differs at {np.flatnonzero(obs != want).tolist()[:8]}")
         expect(np.array_equal(mask, engine.action_mask(st).astype(bool)),
                lambda: f"mask {np.flatnonzero(mask).tolist()}, scalar {engine.legal_actions(st)}")
+
+    def reload(self) -> TimeStep:
+        """Save the batch's state and load it back (``BatchGame.load_state``): play must go on as
+        before, which the next checks see (a load that lost what the engine keeps besides the
+        state, its lockstep or its kept penalties, plays the next steps wrong)."""
+        self.events["loads"] += 1
+        self.ts = self.game.load_state({k: v.clone() for k, v in self.game.state.fields().items()})
+        return self.ts
 
     def step(self, actions: Sequence[int], active: Sequence[bool] | None = None) -> TimeStep:
         """Step the batch with ``actions`` (legal ones, from the scalar states), check every table."""

@@ -11,11 +11,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import batch_soak  # noqa: E402
 
-from tt_env.batch import BatchGame  # noqa: E402
+from tt_env.batch import BatchGame, bridge  # noqa: E402
 
 SEED = 8
-"""A run whose first three chunks hold greedy-v0 seats (chunk 0), partial steps (chunk 1) and
-every path (``auto``, ``every-row-kept``, ``every-row-gathered``)."""
+"""A run whose first three chunks hold greedy-v0 seats and loads (chunk 0), partial steps (chunk 1)
+and every path (``auto``, ``every-row-kept``, ``every-row-gathered``)."""
 
 
 def test_a_short_soak_goes_through_every_path_partial_steps_and_greedy_seats() -> None:
@@ -26,6 +26,7 @@ def test_a_short_soak_goes_through_every_path_partial_steps_and_greedy_seats() -
     assert summary["mismatches"] == []
     assert summary["chunks"] == 3 and summary["paths"] == {p: 1 for p in batch_soak.PATHS}
     assert summary["partial_chunks"] == 1 and totals["idle"] > 0 and totals["greedy"] > 0
+    assert summary["reload_chunks"] == 1 and totals["loads"] == 60 // batch_soak.RELOAD_EVERY
     assert totals["steps"] + totals["idle"] == 3 * 6 * 60 and totals["rounds"] > 0
 
 
@@ -34,6 +35,7 @@ def test_chunks_are_drawn_from_the_seed_and_index_alone_within_the_batch_limits(
     assert specs == [batch_soak.chunk_spec(3, k, batch_soak.PATHS) for k in range(60)]
     assert max(s.rules.num_decks for s in specs) == 4 and {s.rules.num_players for s in specs} == set(range(2, 9))
     assert {s.path for s in specs} == set(batch_soak.PATHS) and any(s.partial for s in specs)
+    assert any(s.reload for s in specs) and any(s.greedy_seats for s in specs)
 
 
 def _scores_off_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -47,14 +49,21 @@ def _partial_steps_move_every_table(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(BatchGame, "step", lambda self, actions, active=None, final_seat=None: step(self, actions))
 
 
-@pytest.mark.parametrize("breaking,chunk,message", [
-    (_scores_off_by_one, 0, "scores"),
-    (_partial_steps_move_every_table, 1, "left out of the step, it changed"),
+def _loads_take_every_table_to_a_draw(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bridge, "loaded_lockstep", lambda game: 0)
+
+
+@pytest.mark.parametrize("breaking,chunk,message,chunk_steps", [
+    (_scores_off_by_one, 0, "scores", 20),
+    (_partial_steps_move_every_table, 1, "left out of the step, it changed", 20),
+    (_loads_take_every_table_to_a_draw, 0, "table", 60),  # (the first load, at step 23, is at a discard)
 ])
 def test_a_broken_batch_is_reported_with_the_command_that_runs_its_chunk_again(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, breaking, chunk: int, message: str) -> None:
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, breaking, chunk: int, message: str,
+        chunk_steps: int) -> None:
     breaking(monkeypatch)
-    args = ["--seed", str(SEED), "--tables", "4", "--chunk-steps", "20", "--steps", "240", "--quiet"]
+    args = ["--seed", str(SEED), "--tables", "8", "--chunk-steps", str(chunk_steps),
+            "--steps", str(3 * 8 * chunk_steps), "--quiet"]
     assert batch_soak.main(args) == 1
     out = capsys.readouterr().out
     assert f"MISMATCH chunk {chunk}, step " in out and message in out
