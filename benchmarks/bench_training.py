@@ -13,6 +13,8 @@ Contenders, run round-robin inside each repetition (so load from other jobs hits
   mix of tables (selfplay_prob of the tables self-play; of the others pool_prob pool tables and
   the rest split between the scripted opponents), ``--tables`` tables moved ``--table-steps``
   times per rollout, on ``--device``; the ratio to ``selfplay`` is printed;
+* ``batch_ppo_graphs``: the same with ``cuda_graphs: true`` (the engine's steps replayed as CUDA
+  graphs; ``--device cuda`` only); the ratio to ``batch_ppo`` is printed;
 * ``train_sb3``: ``training/train_sb3.py`` with ``configs/sb3_default.yaml`` (SubprocVecEnv);
 * ``train_sb3_batched``: the same with ``vec_env: batched`` (64 tables of the batched engine x 32
   steps: the same 2,048-step rollout);
@@ -127,12 +129,13 @@ def batch_overrides(steps: int, seed: int, tmp: str, tables: int, table_steps: i
 
 
 def bench_batch_ppo(steps: int, seed: int, tmp: str, tables: int, table_steps: int, device: str,
-                    threads: int) -> float:
-    from training.ppo.batch_config import BatchPPOConfig
+                    threads: int, cuda_graphs: bool = False) -> float:
     from training.batch_ppo import train
     from training.common.config import load_config
+    from training.ppo.batch_config import BatchPPOConfig
 
-    cfg = load_config(BatchPPOConfig, None, batch_overrides(steps, seed, tmp, tables, table_steps, device, threads))
+    overrides = batch_overrides(steps, seed, tmp, tables, table_steps, device, threads)
+    cfg = load_config(BatchPPOConfig, None, overrides + [f"cuda_graphs={str(cuda_graphs).lower()}"])
     return float(train(cfg, overwrite=True).learn_sps)
 
 
@@ -157,21 +160,25 @@ def main(argv: list[str] | None = None) -> dict[str, list[float]]:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--contenders", default="selfplay,train_sb3,rlcard",
-                        help="comma-separated subset of selfplay, batch_ppo, train_sb3, train_sb3_batched, rlcard")
+                        help="comma-separated subset of selfplay, batch_ppo, batch_ppo_graphs (its engine steps "
+                             "as CUDA graphs: --device cuda), train_sb3, train_sb3_batched, rlcard")
     parser.add_argument("--tables", type=int, default=256, help="batch_ppo: tables (num_tables)")
     parser.add_argument("--table-steps", type=int, default=16, help="batch_ppo: moves per table per rollout")
     parser.add_argument("--device", default="cpu", help="batch_ppo: auto | cpu | cuda | cuda:K")
     parser.add_argument("--threads", type=int, default=1, help="torch threads of selfplay and batch_ppo")
     args = parser.parse_args(argv)
     names = [c.strip() for c in args.contenders.split(",") if c.strip()]
-    allowed = ("selfplay", "batch_ppo", "train_sb3", "train_sb3_batched", "rlcard")
+    allowed = ("selfplay", "batch_ppo", "batch_ppo_graphs", "train_sb3", "train_sb3_batched", "rlcard")
     bad = [c for c in names if c not in allowed]
     if bad or min(args.steps, args.repeats, args.tables, args.table_steps, args.threads) < 1:
         parser.error(f"--contenders must be a subset of {list(allowed)}; --steps, --repeats, --tables, "
                      f"--table-steps and --threads >= 1")
+    if "batch_ppo_graphs" in names and not args.device.startswith("cuda"):
+        parser.error(f"--contenders batch_ppo_graphs needs --device cuda (CUDA graphs), not --device {args.device}")
     print_header("Training throughput: learner env steps/s during learning", vars(args))
     labels = {"selfplay": "ours: training/selfplay.py (selfplay_default.yaml)",
               "batch_ppo": f"ours: training/batch_ppo.py ({args.tables} tables, {args.device})",
+              "batch_ppo_graphs": f"ours: training/batch_ppo.py ({args.tables} tables, {args.device}, CUDA graphs)",
               "train_sb3": "ours: training/train_sb3.py (sb3_default.yaml)",
               "train_sb3_batched": "ours: training/train_sb3.py (vec_env: batched, 64 tables)",
               "rlcard": "sb3-contrib MaskablePPO, RLCard gin-rummy vs random"}
@@ -185,9 +192,9 @@ def main(argv: list[str] | None = None) -> dict[str, list[float]]:
                         rate = bench_rlcard(args.steps, seed)
                     elif name == "selfplay":
                         rate = bench_selfplay(args.steps, seed, tmp, args.threads)
-                    elif name == "batch_ppo":
+                    elif name in ("batch_ppo", "batch_ppo_graphs"):
                         rate = bench_batch_ppo(args.steps, seed, tmp, args.tables, args.table_steps, args.device,
-                                               args.threads)
+                                               args.threads, cuda_graphs=name == "batch_ppo_graphs")
                     elif name == "train_sb3_batched":
                         rate = bench_sb3(args.steps, seed, tmp, SB3_BATCHED)
                     else:
@@ -203,6 +210,9 @@ def main(argv: list[str] | None = None) -> dict[str, list[float]]:
     if "selfplay" in names and "batch_ppo" in names:
         print(f"\nbatch_ppo / selfplay: {summarize(rates['batch_ppo'])[0] / summarize(rates['selfplay'])[0]:.2f}x "
               f"(medians)")
+    if "batch_ppo" in names and "batch_ppo_graphs" in names:
+        print(f"\nbatch_ppo with CUDA graphs / without: "
+              f"{summarize(rates['batch_ppo_graphs'])[0] / summarize(rates['batch_ppo'])[0]:.2f}x (medians)")
     if "train_sb3" in names and "train_sb3_batched" in names:
         print(f"\ntrain_sb3 batched / subproc: "
               f"{summarize(rates['train_sb3_batched'])[0] / summarize(rates['train_sb3'])[0]:.2f}x (medians)")

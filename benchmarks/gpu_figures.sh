@@ -11,7 +11,7 @@
 # per launch with a count, solver_triton.PREFIX_PROGRAMS, side by side, gathered solving, 2 players).
 # Where one command may run 10 minutes at most, run it in several calls, each under that limit even
 # at its sections' timeouts: PARTS=engine (at most about 9.5 minutes), then
-# PARTS=players,solver,trainers,training (at most about 8); then, if time is left,
+# PARTS=players,solver,trainers,training (at most about 9.5); then, if time is left,
 # PARTS=soak,million (at most about 6.5) and PARTS=tuning. The engine part's choices (solver,
 # step kernels, CUDA graphs: each falls back when its checks fail) are kept in
 # /tmp/gpu_choices.env for the later calls on the same machine.
@@ -120,8 +120,10 @@ timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_trainers_on_cuda
 fi
 if want training; then
 # 5. the batched trainer
-timeout 75 python3 benchmarks/bench_training.py --contenders batch_ppo --device cuda --tables 4096 \
-    --steps 200000 --repeats 1 2>&1 | tail -8 | tee "$OUT/bench_training.txt"
+#    (and, where the CUDA graph tests passed, beside itself with its engine steps as CUDA graphs)
+timeout 150 python3 benchmarks/bench_training.py --device cuda --tables 4096 --steps 200000 --repeats 1 \
+    --contenders "batch_ppo$([[ "$GRAPHS" == *on* ]] && echo ,batch_ppo_graphs)" 2>&1 | tail -10 \
+    | tee "$OUT/bench_training.txt"
 fi
 if want soak; then
 # 6. (opt-in) the GPU's engine against the scalar engine, every table at every step, over random

@@ -98,3 +98,30 @@ def test_belief_and_imitation_train_on_cuda(tmp_path: Path) -> None:
     run("-m", "training.imitate", "--data", str(oracle), "--out", str(tmp_path / "warm.pt"), "--epochs", "1",
         "--channels", "8", "--blocks", "1", "--hidden", "16", "--device", DEVICE, cwd=ROOT)
     loads_on_cpu(tmp_path / "warm.pt", trained_steps=False)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a GPU")
+def test_batch_ppo_rollouts_from_cuda_graphs_are_the_eager_rollouts(tmp_path: Path) -> None:
+    """``cuda_graphs: true``: the rollouts, whose engine steps are replayed graphs after the
+    warm-ups, equal those of eager steps, through a save and a load."""
+    from models.networks import MLPPolicy
+    from training.common.config import load_config
+    from training.ppo.batch_collect import BatchTables
+    from training.ppo.batch_config import BatchPPOConfig
+
+    net = MLPPolicy(num_players=2, hidden_sizes=[16]).to("cuda")
+    both = []
+    for graphs in (False, True):
+        cfg = load_config(BatchPPOConfig, None, [
+            "device=cuda", "num_tables=256", "rules={rounds: [1, 2]}", "network=mlp", f"run_dir={tmp_path}",
+            "opponents={self: 0.4, greedy-v0: 0.3, random-v0: 0.3}", f"cuda_graphs={str(graphs).lower()}"])
+        tables = BatchTables(cfg, net, None, torch.device("cuda"))
+        rollouts = [tables.collect(15, 0.99, 0.95) for _ in range(2)]
+        tables.load_state_dict(tables.state_dict())
+        rollouts += [tables.collect(15, 0.99, 0.95) for _ in range(2)]
+        assert (tables.game._graphs is not None) == graphs
+        both.append(rollouts)
+    assert both[1][0] is not None and tables.game._graphs.captured == (0, 1)
+    for want, got in zip(*both, strict=True):
+        for key in ("x", "mask", "action", "logprob", "value", "advantage", "ret"):
+            assert torch.equal(getattr(want, key), getattr(got, key)), key

@@ -99,6 +99,9 @@ def train(cfg: BatchPPOConfig, *, resume: bool = False, overwrite: bool = False,
 def _train(cfg: BatchPPOConfig, run: RunDir, *, resume: bool, overwrite: bool, command: str | None) -> RunDir:
     # ---- seeding: everything derived from cfg.seed (a resumed run restores the states)
     device = resolve_device(cfg.device)
+    if cfg.cuda_graphs and device.type != "cuda":
+        raise ConfigError(f"cuda_graphs=true is not allowed on device={cfg.device!r} (here {device.type}): CUDA graphs "
+                          f"need a CUDA device; use cuda_graphs=false, or device=cuda on a machine with a GPU")
     torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed + 1)

@@ -79,7 +79,8 @@ class BatchTables:
         self.rules = rules = cfg.train_rules()
         self.n = rules.num_players
         b = self.num_tables = cfg.num_tables
-        self.game = BatchGame(rules, b, device=device, seed=cfg.seed, reward_mode=cfg.reward_mode)
+        self.game = BatchGame(rules, b, device=device, seed=cfg.seed, reward_mode=cfg.reward_mode,
+                              cuda_graphs=cfg.cuda_graphs)
         self.generator = torch.Generator(device=device).manual_seed(cfg.seed + 2)
         counts = cfg.table_counts()
         self.kind = torch.cat([torch.full((counts[k],), i, dtype=torch.int64) for i, k in enumerate(TABLE_KINDS)]

@@ -13,7 +13,8 @@ Keys mean what :class:`training.common.config.SelfPlayConfig`'s mean where the i
   ``expert-v0`` (the scalar agent, one row at a time on the CPU: it has no batched form);
 * ``device``: ``auto`` (CUDA when there is one), ``cpu``, ``cuda`` or ``cuda:K``;
 * ``privileged_critic``: the value comes from a separate critic that reads the global state
-  (every hand) during training only; the policy, and so every checkpoint, reads the observation.
+  (every hand) during training only; the policy, and so every checkpoint, reads the observation;
+* ``cuda_graphs``: the engine's steps replayed as CUDA graphs (on a CUDA device).
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ class BatchPPOConfig(BaseConfig):
     """Hidden layers of the privileged critic's MLP (used only with privileged_critic)."""
     init_checkpoint: str | None = None
     """Start from these weights (a checkpoint of the same network and player count)."""
+    cuda_graphs: bool = False
+    """Replay the engine's steps as CUDA graphs (``BatchGame(cuda_graphs=True)``; a CUDA device only):
+    a rollout moves every table at every step, so its steps stay in lockstep. The games are the same."""
 
     FLOAT_RANGES = {**BaseConfig.FLOAT_RANGES,
                     "clip_coef": (0.0, 1.0, "in (0, 1]"), "vf_coef": (None, None, ">= 0"),
