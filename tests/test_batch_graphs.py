@@ -31,6 +31,14 @@ def _every_row_game(rules: Rules, tables: int, **kwargs) -> BatchGame:
     return game
 
 
+def _eager_and_graphed(rules: Rules, tables: int, **kwargs) -> tuple[BatchGame, BatchGame, RecordedGraphs]:
+    """Twin games on a GPU's path, the second stepped through graphs of the CPU stand-in (its backend last)."""
+    eager, graphed = _every_row_game(rules, tables, **kwargs), _every_row_game(rules, tables, **kwargs)
+    backend = RecordedGraphs(hosts=[graphed, graphed.state])
+    graphed._graphs = StepGraphs(graphed, backend)
+    return eager, graphed, backend
+
+
 @pytest.fixture
 def c_solver_recorded_as_one_operation(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(solver, "_c_least_penalty", stand_in(solver._c_least_penalty))
@@ -69,9 +77,7 @@ def test_replayed_steps_play_the_eager_games(name: str, monkeypatch: pytest.Monk
         monkeypatch.setattr(go_out_filter, "_wilds_needed_bits", go_out_filter._wilds_needed_slices)
     if kwargs["kernels"] == "triton" and not solver_triton.available():
         pytest.skip("needs Triton")
-    eager, graphed = _every_row_game(rules, 12, **kwargs), _every_row_game(rules, 12, **kwargs)
-    backend = RecordedGraphs(hosts=[graphed, graphed.state])
-    graphed._graphs = StepGraphs(graphed, backend)
+    eager, graphed, backend = _eager_and_graphed(rules, 12, **kwargs)
     a, b = eager.reset(), graphed.reset()
     agent = BatchRandom(rules, seed=2)
     games = refills = 0
@@ -97,9 +103,7 @@ def test_steps_out_of_lockstep_run_eagerly_and_the_graphs_take_the_game_back() -
     state copied into the graphs' tensors, and a new seed, which a capture bakes in, captures again.
     (With the actions checked against the mask of the step before.)"""
     rules = Rules(num_players=3, rounds=(1, 2), max_turns_per_round=20)
-    eager, graphed = _every_row_game(rules, 10, check_actions=True), _every_row_game(rules, 10, check_actions=True)
-    backend = RecordedGraphs(hosts=[graphed, graphed.state])
-    graphed._graphs = StepGraphs(graphed, backend)
+    eager, graphed, backend = _eager_and_graphed(rules, 10, check_actions=True)
     agent = BatchRandom(rules, seed=5)
     a, b = eager.reset(), graphed.reset()
 
@@ -133,9 +137,7 @@ def test_replays_go_on_after_a_load(solving: str) -> None:
     the state's fields and, with kept penalties, those penalties: the next replays copy them into
     the graphs' tensors and play on as eager steps do."""
     rules = Rules(num_players=3, rounds=(1, 2), max_turns_per_round=12)
-    eager, graphed = _every_row_game(rules, 10, solving=solving), _every_row_game(rules, 10, solving=solving)
-    backend = RecordedGraphs(hosts=[graphed, graphed.state])
-    graphed._graphs = StepGraphs(graphed, backend)
+    eager, graphed, backend = _eager_and_graphed(rules, 10, solving=solving)
     agent = BatchRandom(rules, seed=8)
     a, b = eager.reset(), graphed.reset()
     saved = None
@@ -245,8 +247,7 @@ def test_a_graph_s_long_lived_tensors_outlive_other_games() -> None:
     many other batch sizes in between must not evict them (a replay would then read freed memory;
     here the replay's trace would name another tensor)."""
     rules = Rules(num_players=2, rounds=(1,), max_turns_per_round=12)
-    eager, graphed = _every_row_game(rules, 8, kernels="torch"), _every_row_game(rules, 8, kernels="torch")
-    graphed._graphs = StepGraphs(graphed, RecordedGraphs(hosts=[graphed, graphed.state]))
+    eager, graphed, _ = _eager_and_graphed(rules, 8, kernels="torch")
     agent = BatchRandom(rules, seed=1)
     a, b = eager.reset(), graphed.reset()
     for step in range(40):
