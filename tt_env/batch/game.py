@@ -228,8 +228,9 @@ class BatchGame:
     def load_state(self, fields: Mapping[str, torch.Tensor]) -> TimeStep:
         """Load a state saved from a game of the same rules and ``num_tables`` (copies of
         ``state.fields()``, say, kept for a resume) and return its TimeStep. Play goes on from
-        there: the lockstep and the kept penalties are derived again from the loaded tables, and
-        their random streams go on from the saved counters under this game's seed."""
+        there under this game's rules (a state does not hold them): the lockstep and the kept
+        penalties are derived again from the loaded tables, and their random streams go on from
+        the saved counters under this game's seed."""
         from .bridge import load_state_fields
 
         load_state_fields(self, fields)
