@@ -16,7 +16,9 @@ at random after reading that decision's observation and legal actions. For the b
 call of ``BatchGame.step`` makes one decision at every table: it returns the observations and
 masks of the next decisions, on which ``random-v0`` (``tt_env.batch.agents.BatchRandom``) picks
 the next actions, all inside the timed loop; the decisions counted are ``tables x steps``.
-Finished games start again by themselves (auto-reset), inside the timed loop too.
+Finished games start again by themselves (auto-reset), inside the timed loop too. On a GPU the
+host queues steps ahead of the device (nothing in a step waits for it), as a training loop that
+does not read its results would: the clock is read once every queued step has run.
 
 The runs interleave round-robin within each repetition (the batched engine at each batch size,
 the scalar ``raw_env`` at each player count, OpenSpiel's C++ gin rummy), so load from other jobs
@@ -87,12 +89,13 @@ def make_batch_runner(players: int, tables: int, device: torch.device, seed: int
                 ts = game.step(agent.act(ts.observation, ts.action_mask))
                 games += ts.game_over.sum()
                 steps += tables
-            _sync(device)
-            now = time.perf_counter()
-            if now >= deadline:
+            if time.perf_counter() >= deadline:
+                # the host queues a GPU's steps ahead of it (nothing in a step waits for the device):
+                # the time is taken once every queued step has run, so it counts their work
+                _sync(device)
                 box["ts"] = ts
                 box["games"] += int(games)
-                return steps, now - t0
+                return steps, time.perf_counter() - t0
 
     per_table = game.state.memory_bytes() // tables
     mode = ("" if not every_row or device.type != "cpu" else ", every-row") + ("" if solving == "auto" else f", {solving}")
