@@ -28,8 +28,8 @@ Every table is checked at every step by ``tests/batch_differential.py``: the obs
 and seat before it, then the rewards, scores, round points, flags and next state against
 ``engine.game.apply``; a table left out of a step must not change. The run plays chunks 0, 1,
 2, ... until ``--steps`` table steps are checked or ``--seconds`` have passed, prints what they
-went through and every mismatch with the command that runs its chunk again, and exits 1 if there
-was one, else 0.
+went through and every mismatch (an error the engine raises is one) with the command that runs
+its chunk again, and exits 1 if there was one, else 0.
 """
 
 from __future__ import annotations
@@ -110,9 +110,10 @@ def build_game(spec: ChunkSpec, tables: int, device: str, cuda_graphs: bool) -> 
     return game
 
 
-def play_chunk(spec: ChunkSpec, tables: int, steps: int, device: str = "cpu", cuda_graphs: bool = False
-               ) -> tuple[Counter, dict | None]:
-    """Play one chunk side by side with the scalar engine: (what it went through, its mismatch or None)."""
+def play_chunk(spec: ChunkSpec, tables: int, steps: int, device: str = "cpu", cuda_graphs: bool = False,
+               raise_errors: bool = False) -> tuple[Counter, dict | None]:
+    """Play one chunk side by side with the scalar engine: (what it went through, its mismatch or None).
+    An error the engine raises counts as a mismatch (``raise_errors``: it propagates, with its traceback)."""
     game = build_game(spec, tables, device, cuda_graphs)
     rng = np.random.default_rng([spec.seed, 1])
     greedy = BatchGreedy(spec.rules) if spec.greedy_seats else None
@@ -138,6 +139,11 @@ def play_chunk(spec: ChunkSpec, tables: int, steps: int, device: str = "cpu", cu
         mismatch = None
     except Mismatch as exc:
         mismatch = {"chunk": spec.index, "step": step, "message": str(exc), "spec": spec.describe()}
+    except Exception as exc:  # a crash is a finding too: reported with its chunk, the run goes on
+        if raise_errors:
+            raise
+        mismatch = {"chunk": spec.index, "step": step, "message": f"raised {type(exc).__name__}: {exc}",
+                    "spec": spec.describe()}
     if pair is not None:
         events.update(pair.events)
     return events, mismatch
@@ -257,8 +263,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.chunk is not None:
         spec = chunk_spec(args.seed, args.chunk, args.paths)
-        events, mismatch = play_chunk(spec, args.tables, args.chunk_steps, args.device, args.cuda_graphs)
-        print(f"chunk {args.chunk} of seed {args.seed}: {spec.describe()}")
+        print(f"chunk {args.chunk} of seed {args.seed}: {spec.describe()}", flush=True)
+        events, mismatch = play_chunk(spec, args.tables, args.chunk_steps, args.device, args.cuda_graphs,
+                                      raise_errors=True)
         print(", ".join(f"{k} {events.get(k, 0):,}" for k in COUNTERS))
         if mismatch is not None:
             print(f"MISMATCH at step {mismatch['step']} (0: the deal): {mismatch['message']}")

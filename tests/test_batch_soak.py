@@ -72,6 +72,21 @@ def test_a_broken_batch_is_reported_with_the_command_that_runs_its_chunk_again(
     assert f"chunk {chunk} of seed {SEED}" in capsys.readouterr().out
 
 
+def test_an_error_in_the_engine_is_a_mismatch_and_runs_again_with_its_traceback(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    def broken(self, *args, **kwargs):
+        raise IndexError("index 99 is out of bounds")
+
+    monkeypatch.setattr(BatchGame, "step", broken)
+    assert batch_soak.main(["--seed", str(SEED), "--tables", "2", "--chunk-steps", "5", "--steps", "20",
+                            "--quiet", "--max-mismatches", "2"]) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH chunk 0, step 1 (0: the deal): raised IndexError: index 99 is out of bounds" in out
+    assert "mismatches: 2 (stopped at the limit, --max-mismatches 2)" in out
+    with pytest.raises(IndexError, match="index 99"):
+        batch_soak.main(["--seed", str(SEED), "--chunk", "0", "--tables", "2", "--chunk-steps", "5"])
+
+
 def test_a_chunk_runs_again_without_a_mismatch(capsys: pytest.CaptureFixture) -> None:
     assert batch_soak.main(["--seed", str(SEED), "--chunk", "2", "--tables", "3", "--chunk-steps", "30"]) == 0
     assert "no mismatch" in capsys.readouterr().out
