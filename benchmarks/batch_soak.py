@@ -16,7 +16,9 @@ Chunk ``k`` of a run is one :class:`tt_env.batch.BatchGame` of ``--tables`` tabl
 - the engine's path, from ``--paths`` in turn: ``auto`` (what the engine picks on ``--device``:
   on a CPU the C loops on the rows that need them, on CUDA the fused kernels and gathered
   solving), ``every-row-kept`` and ``every-row-gathered`` (a GPU's every-row path run on a CPU,
-  with the tensor code and the C solver, each way of solving);
+  with the tensor code and the C solver, each way of solving); only when asked for,
+  ``every-row-triton`` (the same with the GPU's fused Triton step kernels, interpreted on a CPU:
+  slow);
 - in about a quarter of the chunks some seats play the batched ``greedy-v0`` (the scalar
   agent's choices, ``tests/test_batch_agents.py``), which goes out far more often than random
   play; the others play uniformly random legal moves;
@@ -52,14 +54,16 @@ sys.path.insert(2, os.path.join(ROOT, "tests"))  # the differential check lives 
 from batch_differential import Mismatch, SideBySide  # noqa: E402
 from soak_checks import game_spec  # noqa: E402
 
-from tt_env.batch import BatchGame  # noqa: E402
+from tt_env.batch import BatchGame, solver_triton  # noqa: E402
 from tt_env.batch.agents import BatchGreedy  # noqa: E402
 from tt_env.batch.game import MAX_BATCH_DECKS  # noqa: E402
 from tt_env.engine import game as engine  # noqa: E402
 from tt_env.engine.rules import Rules, auto_decks  # noqa: E402
 
 PATHS = ("auto", "every-row-kept", "every-row-gathered")
-"""Values of ``--paths``: which of the engine's code paths a chunk runs (see the module)."""
+"""The default ``--paths``: which of the engine's code paths the chunks run, in turn (see the module)."""
+SLOW_PATHS = ("every-row-triton",)
+"""Paths only on request: the GPU's fused Triton step kernels, interpreted on a CPU (slow)."""
 COUNTERS = ("steps", "rounds", "games", "went_out", "reshuffles", "idle", "greedy", "loads")
 RELOAD_EVERY = 23
 """Steps between a chunk's loads of its own saved state (``BatchGame.load_state``), in the chunks that do."""
@@ -101,12 +105,13 @@ def chunk_spec(run_seed: int, index: int, paths: Sequence[str]) -> ChunkSpec:
 def build_game(spec: ChunkSpec, tables: int, device: str, cuda_graphs: bool) -> BatchGame:
     """The chunk's batch, on its path."""
     every_row = spec.path != "auto"
+    triton = spec.path == "every-row-triton"
+    solving = "gathered" if triton else spec.path.removeprefix("every-row-") if every_row else "auto"
     game = BatchGame(spec.rules, tables, device=device, seed=spec.seed, reward_mode=spec.reward_mode,
-                     solver="auto", solving=spec.path.removeprefix("every-row-") if every_row else "auto",
-                     cuda_graphs=cuda_graphs)
+                     solver="auto", solving=solving, cuda_graphs=cuda_graphs)
     if every_row:
         game._sparse = False
-        game._kernel_backend = "torch"
+        game._kernel_backend = "triton" if triton else "torch"
     return game
 
 
@@ -245,9 +250,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.seconds is not None and not args.seconds > 0:
         parser.error(f"--seconds {args.seconds}: use a number > 0")
     args.paths = [p.strip() for p in args.paths.split(",") if p.strip()]
-    unknown = [p for p in args.paths if p not in PATHS]
+    unknown = [p for p in args.paths if p not in PATHS + SLOW_PATHS]
     if unknown or not args.paths:
-        parser.error(f"--paths {','.join(unknown) or '(empty)'}: use a comma-separated list of {', '.join(PATHS)}")
+        parser.error(f"--paths {','.join(unknown) or '(empty)'}: use a comma-separated list of "
+                     f"{', '.join(PATHS + SLOW_PATHS)}")
     try:
         device = torch.device(args.device)
     except RuntimeError as exc:
@@ -256,6 +262,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error(f"--device {args.device}: no CUDA device here (use cpu)")
     if args.cuda_graphs and device.type != "cuda":
         parser.error("--cuda-graphs needs --device cuda")
+    if "every-row-triton" in args.paths and device.type != "cpu":
+        parser.error("--paths every-row-triton runs the Triton kernels interpreted, on a CPU: use --device cpu "
+                     "(on CUDA, the path auto takes the compiled kernels)")
+    if "every-row-triton" in args.paths and not solver_triton.available():
+        parser.error("--paths every-row-triton needs Triton (pip install -e '.[gpu]')")
     return args
 
 

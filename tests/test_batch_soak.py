@@ -11,7 +11,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import batch_soak  # noqa: E402
 
-from tt_env.batch import BatchGame, bridge  # noqa: E402
+from tt_env.batch import BatchGame, bridge, solver_triton  # noqa: E402
 
 SEED = 8
 """A run whose first three chunks hold greedy-v0 seats and loads (chunk 0), partial steps (chunk 1)
@@ -28,6 +28,17 @@ def test_a_short_soak_goes_through_every_path_partial_steps_and_greedy_seats() -
     assert summary["partial_chunks"] == 1 and totals["idle"] > 0 and totals["greedy"] > 0
     assert summary["reload_chunks"] == 1 and totals["loads"] == 60 // batch_soak.RELOAD_EVERY
     assert totals["steps"] + totals["idle"] == 3 * 6 * 60 and totals["rounds"] > 0
+
+
+@pytest.mark.skipif(not solver_triton.available(), reason="needs Triton")
+def test_the_triton_path_runs_the_interpreted_step_kernels() -> None:
+    """``every-row-triton``: the GPU's every-row path with its fused step kernels, interpreted."""
+    game = batch_soak.build_game(batch_soak.chunk_spec(SEED, 0, ["every-row-triton"]), 4, "cpu", False)
+    assert game._kernel_backend == "triton" and not game._sparse and game._gathered
+    summary = batch_soak.run(SEED, steps=2 * 4 * 12, seconds=None, tables=4, chunk_steps=12,
+                             paths=["every-row-triton"], device="cpu", cuda_graphs=False, max_mismatches=1,
+                             progress=False)
+    assert summary["mismatches"] == [] and summary["paths"] == {"every-row-triton": 2}
 
 
 def test_chunks_are_drawn_from_the_seed_and_index_alone_within_the_batch_limits() -> None:
@@ -99,6 +110,8 @@ def test_a_chunk_runs_again_without_a_mismatch(capsys: pytest.CaptureFixture) ->
     (["--seconds", "0"], "--seconds 0.0: use a number > 0"),
     (["--cuda-graphs"], "--cuda-graphs needs --device cuda"),
     (["--device", "tpu"], "--device 'tpu'"),
+    (["--paths", "auto,every-row-tritons"], "--paths every-row-tritons: use a comma-separated list of auto, "
+                                            "every-row-kept, every-row-gathered, every-row-triton"),
 ] + ([] if torch.cuda.is_available() else [(["--device", "cuda"], "--device cuda: no CUDA device here")]))
 def test_bad_arguments_are_refused_with_the_allowed_values(capsys: pytest.CaptureFixture, args: list[str],
                                                            message: str) -> None:
