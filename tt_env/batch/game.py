@@ -143,9 +143,7 @@ class BatchGame:
             self.state.counter.zero_()
         self._deal(self.state, self._rows, torch.ones(self.num_tables, dtype=torch.bool, device=self.device))
         self._lockstep_phase = 0
-        zeros = torch.zeros(self.num_tables, self.num_players, device=self.device)
-        flags = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
-        return self._timestep(zeros, flags, flags, self.state.scores.clone(), zeros.long(), None)
+        return self._quiet_timestep()
 
     def step(self, actions: torch.Tensor, active: torch.Tensor | None = None,
              final_seat: torch.Tensor | None = None) -> TimeStep:
@@ -243,9 +241,7 @@ class BatchGame:
         self._lockstep_phase = loaded_lockstep(self)
         if self._cached_scoring:
             self._solve_every_hand()
-        zeros = torch.zeros(self.num_tables, self.num_players, device=self.device)
-        flags = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
-        return self._timestep(zeros, flags, flags, self.state.scores.clone(), zeros.long(), None)
+        return self._quiet_timestep()
 
     # ------------------------------------------------------------------ internals
     def _round_number(self, s: BatchState) -> torch.Tensor:
@@ -259,6 +255,10 @@ class BatchGame:
         self._deal_tables(mask, torch.ones_like(mask))
         if self._lockstep_phase != 0:  # a new game starts in the draw phase
             self._lockstep_phase = None
+        return self._quiet_timestep()
+
+    def _quiet_timestep(self) -> TimeStep:
+        """The TimeStep of the state as it is, with no rewards and no events (after a deal or a load)."""
         zeros = torch.zeros(self.num_tables, self.num_players, device=self.device)
         flags = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
         return self._timestep(zeros, flags, flags, self.state.scores.clone(), zeros.long(), None)
