@@ -359,3 +359,26 @@ def test_a_load_reads_the_lockstep_from_the_tables_still_playing() -> None:
         twin.load_state(_fields(game))
         assert twin._lockstep_phase == game._lockstep_phase is not None
         ts = game.step(agent.act(ts.observation, ts.action_mask))
+
+
+@pytest.mark.parametrize("call", ["reset", "reset_tables", "from_game_states", "load_state"])
+def test_a_deal_or_a_load_returns_a_time_step_without_events(call: str) -> None:
+    """After ``reset``, ``reset_tables``, ``from_game_states`` and ``load_state`` nothing has
+    happened yet: no reward, no round or game over, nobody went out, no round points."""
+    rules = Rules(num_players=3, rounds=(1, 2))
+    game = BatchGame(rules, 6, seed=2)
+    ts = game.reset()
+    agent = BatchRandom(rules, seed=3)
+    for _ in range(40):
+        ts = game.step(agent.act(ts.observation, ts.action_mask))
+    if call == "reset":
+        ts = game.reset()
+    elif call == "reset_tables":
+        ts = game.reset_tables(torch.tensor([True, False] * 3))
+    elif call == "from_game_states":
+        ts = game.from_game_states([game.to_game_state(i) for i in range(6)])
+    else:
+        ts = game.load_state(_fields(game))
+    assert not ts.rewards.any() and not ts.round_over.any() and not ts.game_over.any()
+    assert bool((ts.went_out == -1).all()) and not ts.ended_round.any() and not ts.round_points.any()
+    assert ts.final_observation is ts.observation and torch.equal(ts.scores, game.state.scores)

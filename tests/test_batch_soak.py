@@ -10,6 +10,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import batch_soak  # noqa: E402
+from soak_checks import game_spec  # noqa: E402
 
 from tt_env.batch import BatchGame, bridge, solver_triton  # noqa: E402
 
@@ -47,6 +48,9 @@ def test_chunks_are_drawn_from_the_seed_and_index_alone_within_the_batch_limits(
     assert max(s.rules.num_decks for s in specs) == 4 and {s.rules.num_players for s in specs} == set(range(2, 9))
     assert {s.path for s in specs} == set(batch_soak.PATHS) and any(s.partial for s in specs)
     assert any(s.reload for s in specs) and any(s.greedy_seats for s in specs)
+    redrawn = [batch_soak.chunk_spec(3, k, batch_soak.PATHS).rules.num_decks for k in range(400)
+               if game_spec(3, k).rules.num_decks > 4]
+    assert redrawn and max(redrawn) == 4  # more decks than the batch plays: redrawn up to 4
 
 
 def _scores_off_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
