@@ -89,8 +89,10 @@ class GinRummyMasked(gymnasium.Env):
 
 def bench_rlcard(steps: int, seed: int) -> float:
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
 
     model = MaskablePPO("MlpPolicy", GinRummyMasked(seed), seed=seed, verbose=0)
+    model.set_logger(Logger(None, []))  # SB3's default logger makes a folder in /tmp at every learn()
     start = time.perf_counter()
     model.learn(total_timesteps=steps)
     return model.num_timesteps / (time.perf_counter() - start)

@@ -11,7 +11,7 @@ call or argument) and runs the tests that cover the changed function; a mutant i
 a test fails. The score is killed / (killed + survived); mutants no test reaches count as
 survived too (mutmut's "no tests"). Each module is mutated in its own scratch copy of this
 checkout (``--work``, default ``/tmp/tt-mutation-training/<module>``: the tracked files and the built C
-solver), so the checkout is never changed, and only the test files listed for the module run,
+extensions), so the checkout is never changed, and only the test files listed for the module run,
 under ``nice -n 10`` with one worker (``--workers``). The summary of each run is written to
 ``<work>/<module>/summary.json``; ``docs/MUTATION.md`` has the scores and what survived.
 """
@@ -56,6 +56,13 @@ MODULES: dict[str, list[str]] = {
     "training/train_belief.py": ["tests/test_belief_tools.py", "tests/test_belief_hardening.py",
                                  "tests/test_belief_survivors.py"],
     "training/baselines/runner.py": ["tests/test_baselines_resume.py"],
+    # the batched engine's interfaces and bridges (issue 26)
+    "tt_env/batch/vector_env.py": ["tests/test_batch_vector_env.py", "tests/test_sb3_batched_vec_env.py"],
+    "tt_env/batch/torchrl_env.py": ["tests/test_batch_torchrl.py"],
+    "tt_env/batch/agents.py": ["tests/test_batch_agents.py"],
+    "tt_env/batch/bridge.py": ["tests/test_batch_api.py", "tests/test_batch_state.py"],
+    "tt_env/batch/timestep.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py"],
+    "tt_env/batch/graphs.py": ["tests/test_batch_graphs.py", "tests/test_batch_tables_state.py"],
 }
 """Module -> the test files that cover it (only these run for its mutants)."""
 PACKAGES = ["tt_env", "models", "training"]
@@ -63,10 +70,12 @@ PACKAGES = ["tt_env", "models", "training"]
 
 def copy_checkout(dest: Path, rev: str | None = None, *, fresh: bool = True) -> None:
     """The files of commit ``rev`` (None: the checkout's tracked files as they are now) and the
-    built C solver, in ``dest`` (emptied first when ``fresh``; mutmut's ``mutants/`` is kept otherwise)."""
+    built C extensions, in ``dest`` (emptied first when ``fresh``; mutmut's ``mutants/`` is kept otherwise)."""
     if fresh and dest.exists():
         shutil.rmtree(dest)
-    dest.mkdir(parents=True, exist_ok=True)
+    # mutants/ exists before mutmut starts: Python caches a missing folder of PYTHONPATH as no
+    # folder, and the tests of a first run then imported the checkout's unmutated packages
+    (dest / "mutants").mkdir(parents=True, exist_ok=True)
     if rev is not None:
         archive = subprocess.run(["git", "archive", rev], cwd=ROOT, check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
@@ -76,8 +85,9 @@ def copy_checkout(dest: Path, rev: str | None = None, *, fresh: bool = True) -> 
             if name and (ROOT / name).is_file():
                 (dest / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(ROOT / name, dest / name)
-    for built in (ROOT / "tt_env" / "engine").glob("*.so"):
-        shutil.copy2(built, dest / "tt_env" / "engine" / built.name)
+    for package in ("engine", "batch"):  # the C meld solver and the batched engine's C loops
+        for built in (ROOT / "tt_env" / package).glob("*.so"):
+            shutil.copy2(built, dest / "tt_env" / package / built.name)
 
 
 SKIPPED_LINES = [r"^\s*raise\b", r"^\s*parser\.(error|exit)\(", r"^\s*(except|finally)\b.*#\s*pragma: no cover"]

@@ -143,6 +143,7 @@ def test_gymnasium_vector_envs(vector: str) -> None:
 def test_sb3_subproc_vec_env_and_maskable_ppo() -> None:
     from sb3_contrib import MaskablePPO
     from sb3_contrib.common.maskable.utils import get_action_masks
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
     vec = SubprocVecEnv([lambda: ThreeThirteenGymEnv(opponents="greedy-v0", rounds=(1,)) for _ in range(2)])
@@ -152,6 +153,7 @@ def test_sb3_subproc_vec_env_and_maskable_ppo() -> None:
         assert masks.shape == (2, 54) and masks.dtype == bool
         assert np.stack(vec.env_method("action_masks")).any(axis=1).all()
         model = MaskablePPO("MlpPolicy", vec, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
+        model.set_logger(Logger(None, []))  # SB3's default logger makes a folder in /tmp at every learn()
         model.learn(total_timesteps=64)
         assert model.num_timesteps >= 64
     finally:

@@ -15,6 +15,7 @@ import torch
 pytest.importorskip("sb3_contrib")
 import gymnasium  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
+from stable_baselines3.common.logger import Logger  # noqa: E402
 
 import tt_env  # noqa: E402,F401
 from models.checkpoint import CheckpointError, load_checkpoint, read_metadata  # noqa: E402
@@ -31,6 +32,7 @@ def train_and_save(path, num_players=2, activation=torch.nn.Tanh, pi=(16, 16), v
                          num_players=num_players, rounds=[1])
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=16, n_epochs=1, seed=0,
                         policy_kwargs={"net_arch": {"pi": list(pi), "vf": list(vf)}, "activation_fn": activation})
+    model.set_logger(Logger(None, []))  # SB3's default logger makes a folder in /tmp at every learn()
     model.learn(64)
     model.save(path)
     return model
