@@ -78,3 +78,41 @@ def test_device_mode_returns_tensors() -> None:
     assert isinstance(obs, torch.Tensor) and isinstance(info["action_mask"], torch.Tensor)
     obs, reward, terminated, truncated, info = env.step(env.action_masks().float().argmax(dim=1))
     assert isinstance(reward, torch.Tensor) and reward.shape == (2,)
+
+
+def _play(env: ThreeThirteenVectorEnv, steps: int) -> list[np.ndarray]:
+    """The observations and rewards of ``steps`` steps of the first legal action at every table."""
+    obs, _ = env.reset(seed=4)
+    seen = [obs]
+    for _ in range(steps):
+        obs, reward, terminated, _, _ = env.step(env.action_masks().argmax(axis=1))
+        seen += [obs, reward, terminated]
+    return seen
+
+
+@pytest.mark.parametrize("as_list", [False, True])
+def test_a_batched_agent_object_plays_as_its_name(as_list: bool) -> None:
+    """An opponent given as a batched agent object, alone or in a list, plays the games its name plays."""
+    from tt_env.batch.agents import BatchGreedy
+    from tt_env.engine.rules import Rules
+
+    greedy = BatchGreedy(Rules(num_players=3, rounds=(1, 2)))
+    by_name = ThreeThirteenVectorEnv(num_envs=5, opponents="greedy-v0", num_players=3, rounds=(1, 2), seed=2)
+    by_object = ThreeThirteenVectorEnv(num_envs=5, opponents=[greedy] if as_list else greedy, num_players=3,
+                                       rounds=(1, 2), seed=2)
+    assert by_object.opponents == [greedy, greedy]
+    for a, b in zip(_play(by_name, 40), _play(by_object, 40), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("action", [-1, 54, 1000])
+def test_out_of_range_actions_are_illegal_where_the_last_action_is_legal(action: int) -> None:
+    """An action id outside 0..53 is illegal at every table, also where 53 (discard the king of
+    spades) is legal: it ends the episode with -1 rather than reaching the engine."""
+    env = ThreeThirteenVectorEnv(num_envs=256, seed=0)
+    env.reset(seed=0)
+    env.step(np.zeros(256, dtype=np.int64))  # every learner draws from the stock, and is to discard
+    holds_last = env.action_masks()[:, 53]
+    assert holds_last.any()
+    _, reward, terminated, _, info = env.step(np.full(256, action))
+    assert terminated.all() and info["illegal_action"].all() and (reward == -1.0).all()
