@@ -17,7 +17,7 @@ from training.common.config import ConfigError, load_config
 from training.common.resume import TENSORS
 from training.common.run_utils import RunExistsError
 from training.ppo.batch_collect import BatchTables, policy_step
-from training.ppo.batch_config import BatchPPOConfig
+from training.ppo.batch_config import TABLE_KINDS, BatchPPOConfig
 from training.ppo.batch_rollout import Trajectories
 from tt_env import three_thirteen_v0
 from tt_env.agents import make_agent
@@ -68,7 +68,15 @@ def reference(tmp_path_factory) -> Path:
 
 def test_a_tiny_run_ships_a_checkpoint_that_plays(reference):
     assert (reference / "config.yaml").exists() and (reference / "eval.json").exists()
-    assert list((reference / "tb").rglob("events.out.tfevents.*"))
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(reference / "tb"))
+    events.Reload()
+    logged = set(events.Tags()["scalars"])
+    assert {"charts/learning_rate", "charts/SPS", "losses/policy_loss", "eval/random-v0/score_diff",
+            "charts/episodic_return"} <= logged
+    assert {t for t in logged if t.startswith("charts/episodic_return_")} <= {
+        f"charts/episodic_return_{k}" for k in TABLE_KINDS} and "charts/episodic_return_greedy-v0" in logged
     meta = json.loads((reference / "checkpoints" / "final.json").read_text())
     assert meta["training_steps"] >= 600 and meta["evaluation"]["results"]
     assert meta["extra"]["trainer"] == "training/batch_ppo.py"

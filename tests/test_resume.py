@@ -63,18 +63,18 @@ def reference(tmp_path_factory):
     return selfplay.train(config(path, "ref")).path
 
 
-@pytest.mark.parametrize("where", ["update", "evaluation"])
+@pytest.mark.parametrize("where", ["update", "evaluation", "final evaluation"])
 def test_a_stopped_run_resumes_bit_identically(tmp_path, monkeypatch, capsys, reference, where):
     if where == "update":
         sigint_on_call(monkeypatch, selfplay, "ppo_update", 3)  # during the 3rd update
-    else:
-        sigint_on_call(monkeypatch, ppo_loop, "evaluate_agent", 1)  # at the first evaluation (step 512)
+    else:  # at the first evaluation (step 512), or at the last (1024: trained to the end, not yet evaluated)
+        sigint_on_call(monkeypatch, ppo_loop, "evaluate_agent", 1 if where == "evaluation" else 2)
     run = selfplay.train(config(tmp_path, "cut"))
     monkeypatch.undo()
     out = capsys.readouterr().out
     assert run.stopped_by == signal.SIGINT
     stopped_at = json.loads(run.latest.with_suffix(".json").read_text())["training_steps"]
-    assert stopped_at == (384 if where == "update" else 512)
+    assert stopped_at == {"update": 384, "evaluation": 512, "final evaluation": 1024}[where]
     assert f"stopped at step {stopped_at} of 1024" in out and "--resume" in out
     assert not (run.checkpoints / "final.pt").exists()
     resumed = selfplay.train(config(tmp_path, "cut"), resume=True)
@@ -83,7 +83,7 @@ def test_a_stopped_run_resumes_bit_identically(tmp_path, monkeypatch, capsys, re
     assert all(torch.equal(ref[k], got[k]) for k in ref), "resumed run differs from the uninterrupted one"
     assert json.loads((run.path / "eval.json").read_text()) == json.loads((reference / "eval.json").read_text())
     assert [h["step"] for h in json.loads((run.path / "eval.json").read_text())] == [512, 1024]
-    for tag in ("charts/learning_rate", "losses/value_loss", "eval/greedy-v0/score_diff"):
+    for tag in ("charts/learning_rate", "charts/episodic_return", "losses/value_loss", "eval/greedy-v0/score_diff"):
         assert tb_scalars(run.path, tag) == tb_scalars(reference, tag), tag
 
 

@@ -22,28 +22,20 @@ GPU; the games stay on the CPU and their observations are moved (``docs/devices.
 
 from __future__ import annotations
 
-import math
-import time
-
 import numpy as np
 import torch
-from torch.utils.tensorboard import SummaryWriter
 
-from models.checkpoint import CheckpointError, load_checkpoint
-from training.common.config import ConfigError, SelfPlayConfig, dump_config
-from training.common.device import (check_resume_device, cuda_rng_state, resolve_device,
-                             restore_cuda_rng)
-from training.ppo.update import Buffer, ppo_update
-from training.ppo.loop import (EvalSchedule, build_net, check_not_diverged, evaluate_and_save,
-                              log_evaluation, progress_bar)
-from training.common.resume import (FROZEN, RESTORE_ERRORS, StopRequested, StopSignals, check_resumable,
-                             is_count, is_dict, load_latest, restore_failed,
-                             save_latest)
-from training.common.trainer_cli import report_end, trainer_main
-from training.common.run_utils import RunDir, format_results
+from models.checkpoint import load_checkpoint
+from training.common.config import ConfigError, SelfPlayConfig
+from training.common.device import check_resume_device, cuda_rng_state, resolve_device, restore_cuda_rng
+from training.common.resume import FROZEN, check_resumable, is_count, is_dict, load_latest, restoring, save_latest
+from training.common.run_utils import RunDir
+from training.common.trainer_cli import trainer_main
+from training.ppo.loop import EvalSchedule, build_net
+from training.ppo.run_loop import Progress, UpdateResult, run_updates
 from training.ppo.selfplay_tables import LEARNER, SelfPlay, Table  # noqa: F401  (re-exported: their old home)
+from training.ppo.update import Buffer, ppo_update
 from tt_env.observation import OBS_VERSION
-
 
 # ======================================================================== run
 TRAINER = "training/selfplay.py"
@@ -93,104 +85,43 @@ def _train(cfg: SelfPlayConfig, run: RunDir, *, resume: bool, overwrite: bool, c
     step, update, evals = 0, 0, EvalSchedule.start(cfg.eval_every)
     if resume:
         latest, _ = load_checkpoint(run.latest, num_players=cfg.num_players, obs_version=OBS_VERSION)
-        try:
+        with restoring(run):
             net.load_state_dict(latest.state_dict())
             optimizer.load_state_dict(tensors["optimizer"])
             play.load_state_dict(saved["play"], tensors)
             torch.set_rng_state(tensors["torch_rng"])
             restore_cuda_rng(tensors, device)
             gen.set_state(tensors["update_rng"])
-        except CheckpointError:
-            raise
-        except RESTORE_ERRORS as exc:  # passed check_state, but does not fit these objects
-            raise restore_failed(run, exc) from None
         step, update, evals = saved["step"], saved["update"], EvalSchedule.resumed(cfg.eval_every, saved)
         run.history = saved["history"]
         if update > num_updates:
             raise ConfigError(f"total_steps={cfg.total_steps} is below what the run has trained ({step} steps in "
                               f"{update} updates): give a larger total_steps to train it longer")
-    next_save, saved_at = step + (cfg.save_every or math.inf), None
+    progress = Progress(step, update, evals)
 
-    def save() -> None:
-        nonlocal next_save, saved_at
-        next_save, saved_at = step + (cfg.save_every or math.inf), step
-        writer.flush()
+    def save_state() -> None:
         state, pool = play.state_dict()
-        save_latest(run, net, cfg, step=step, trainer=TRAINER, state={
-            "update": update, **evals.state(), "play": state, "device_type": device.type},
+        save_latest(run, net, cfg, step=progress.step, trainer=TRAINER, state={
+            "update": progress.update, **progress.evals.state(), "play": state, "device_type": device.type},
             tensors={"optimizer": optimizer.state_dict(), "torch_rng": torch.get_rng_state(),
                      "update_rng": gen.get_state(), **cuda_rng_state(device), **pool})
 
-    # ---- only now, with everything built, touch the disk
-    if resume:
-        run.acquire_for_resume()
-    else:
-        run.create(overwrite)
-    dump_config(cfg, run.path / "config.yaml")
-    writer = SummaryWriter(str(run.tb), purge_step=step + 1 if resume else None)
-    if resume:
-        run.write_history()  # evaluations after the saved state are dropped: they will be made again
-    else:
-        writer.add_text("config", "\n".join(f"{k}: {v}" for k, v in cfg.to_dict().items()))
-        save()
-    if update >= num_updates and evals.last == step:
-        print(f"{run.path}: already trained to total_steps={cfg.total_steps} ({step} steps); nothing to do "
-              f"(--set total_steps=N with a larger N trains it longer)")
-        writer.close()
-        return run
+    def update_once() -> UpdateResult:
+        if cfg.anneal_lr:
+            optimizer.param_groups[0]["lr"] = cfg.learning_rate * (1.0 - (progress.update - 1) / num_updates)
+        buf = Buffer()
+        play.collect(buf, cfg.rollout_steps)
+        net.train()
+        stats = ppo_update(net, optimizer, buf, cfg, gen, train_policy=progress.step >= cfg.critic_warmup_steps)
+        net.eval()
+        scalars = {"episodic_return": float(np.mean(play.finished_returns))} if play.finished_returns else {}
+        play.finished_returns.clear()
+        if progress.update % cfg.snapshot_every == 0:
+            play.snapshot()
+        return UpdateResult(len(buf), stats, optimizer.param_groups[0]["lr"], scalars)
 
-    bar = progress_bar(cfg, step)
-    log = bar.write if bar is not None else print
-    start, start_step = time.perf_counter(), step
-    with StopSignals() as signals:
-        while True:
-            if not signals.requested and evals.due(step, update >= num_updates):
-                t_eval = time.perf_counter()
-                try:
-                    results = evaluate_and_save(net, cfg, run, step, update >= num_updates, signals, TRAINER)
-                except StopRequested:
-                    save()
-                    break
-                start += time.perf_counter() - t_eval  # evaluation time does not count against SPS
-                log_evaluation(writer, results, step)
-                log(f"step {step}: {format_results(results)}")
-                evals.evaluated(step)
-                save()
-            elif step >= next_save:
-                save()
-            if update >= num_updates or signals.requested:
-                if signals.requested and saved_at != step:
-                    save()
-                break
-            update += 1
-            if cfg.anneal_lr:
-                optimizer.param_groups[0]["lr"] = cfg.learning_rate * (1.0 - (update - 1) / num_updates)
-            buf = Buffer()
-            play.collect(buf, cfg.rollout_steps)
-            net.train()
-            stats = ppo_update(net, optimizer, buf, cfg, gen, train_policy=step >= cfg.critic_warmup_steps)
-            net.eval()
-            check_not_diverged(net, update)
-            step += len(buf)
-            sps = (step - start_step) / (time.perf_counter() - start)
-            for k, v in stats.items():
-                writer.add_scalar(f"losses/{k}", v, step)
-            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], step)
-            writer.add_scalar("charts/SPS", sps, step)
-            if play.finished_returns:
-                writer.add_scalar("charts/episodic_return", float(np.mean(play.finished_returns)), step)
-                play.finished_returns.clear()
-            if update % cfg.snapshot_every == 0:
-                play.snapshot()
-            if bar is not None:
-                bar.update(min(step, cfg.total_steps) - bar.n)
-                bar.set_postfix(sps=f"{sps:.0f}", ent=f"{stats['entropy']:.2f}")
-    if bar is not None:
-        bar.close()
-    writer.close()
-    return report_end(run, step=step, start_step=start_step, seconds=time.perf_counter() - start,
-                      total_steps=cfg.total_steps, stopped_by=signals.signum if signals.requested else None,
-                      command=command, trainer=TRAINER)
+    return run_updates(cfg, run, net, progress, resume=resume, overwrite=overwrite, trainer=TRAINER, command=command,
+                       save_state=save_state, update_once=update_once, done=lambda: progress.update >= num_updates)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -43,8 +43,8 @@ from models.sb3_zip import mlp_state_from_sb3
 from training.common.config import ConfigError, SB3Config, config_arg_parser, dump_config, parse_config
 from training.common.device import (add_device_arg, check_resume_device, cuda_rng_state, device_override, resolve_device,
                              restore_cuda_rng)
-from training.common.resume import (RESTORE_ERRORS, StopRequested, StopSignals, check_resumable, default_resume_command,
-                             is_count, is_dict, is_list, load_latest, restore_failed, resume_command, save_latest)
+from training.common.resume import (StopRequested, StopSignals, check_resumable, default_resume_command,
+                             is_count, is_dict, is_list, load_latest, restoring, resume_command, save_latest)
 from training.common.run_utils import RunDir, RunFolderError, evaluate_agent, format_results
 from training.sb3.batched_vec_env import BatchedVecEnv
 from tt_env.cli_checks import command_name
@@ -220,10 +220,8 @@ def _train(cfg: SB3Config, run: RunDir, *, resume: bool, overwrite: bool, comman
             policy_kwargs={"net_arch": {"pi": list(cfg.hidden_sizes), "vf": list(cfg.hidden_sizes)},
                            "activation_fn": torch.nn.Tanh})
         if resume:
-            try:
+            with restoring(run):  # passed check_state, but may not fit the model
                 _restore(model, tensors, saved)
-            except RESTORE_ERRORS as exc:  # passed check_state, but does not fit the model
-                raise restore_failed(run, exc) from None
             run.history = saved["history"]
         with StopSignals() as signals:
             callback = RunCallback(cfg, run, signals, {"step": step, "next_eval": next_eval, "last_eval": last_eval})

@@ -24,6 +24,8 @@ import shlex
 import signal
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -192,6 +194,18 @@ def restore_failed(run: RunDir, exc: BaseException) -> CheckpointError:
     text = str(exc).splitlines()[0] if str(exc) else ""
     return CheckpointError(f"resume state of {str(run.latest)!r} does not fit this run ({type(exc).__name__}: "
                            f"{text[:200]}): it is damaged or from another version; start again with --overwrite")
+
+
+@contextmanager
+def restoring(run: RunDir) -> Iterator[None]:
+    """Load a resume state into the trainer's objects inside this block: what :data:`RESTORE_ERRORS`
+    it raises becomes :func:`restore_failed`'s one-line ``CheckpointError`` (which passes as it is)."""
+    try:
+        yield
+    except CheckpointError:
+        raise
+    except RESTORE_ERRORS as exc:  # passed check_state, but does not fit these objects
+        raise restore_failed(run, exc) from None
 
 
 def _resolved(key: str, config: dict[str, Any]) -> Any:
