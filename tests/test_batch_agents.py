@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -69,3 +71,17 @@ def test_make_batch_agent_names_and_errors() -> None:
     assert isinstance(make_batch_agent("random-v0", rules), BatchRandom)
     with pytest.raises(ValueError, match="no batched version"):
         make_batch_agent("expert-v0", rules)
+
+
+def test_made_agents_keep_the_rules_and_the_checkpoint_s_name() -> None:
+    """``make_batch_agent`` builds greedy-v0 for the rules it is given (here 3 players, aces high),
+    and names a network loaded from a path as the scalar agent does (the checkpoint's name)."""
+    rules = RULES["3p aces high ddd"]
+    game = BatchGame(rules, 16, seed=2)
+    ts = game.reset()
+    made, direct, mover = make_batch_agent("greedy-v0", rules), BatchGreedy(rules), BatchRandom(rules, seed=3)
+    for _ in range(30):
+        assert torch.equal(made.act(ts.observation, ts.action_mask), direct.act(ts.observation, ts.action_mask))
+        ts = game.step(mover.act(ts.observation, ts.action_mask))
+    path = Path(__file__).resolve().parents[1] / "models" / "checkpoints" / "ppo-2p-v1.pt"
+    assert make_batch_agent(str(path), Rules()).name == "ppo-2p-v1"

@@ -12,6 +12,8 @@ from tt_env.engine import game as engine
 from tt_env.engine.rules import Rules
 from tt_env.observation import encode
 
+from batch_differential import differences, snapshot
+
 
 def play(game: BatchGame, steps: int, seed: int = 0) -> list:
     ts = game.reset()
@@ -55,6 +57,31 @@ def test_round_trip_through_game_states() -> None:
         np.testing.assert_array_equal(ts.observation[i].numpy(), encode(st, st.current_player))
         np.testing.assert_array_equal(ts.action_mask[i].numpy(), engine.action_mask(st).astype(bool))
         assert other.to_game_state(i).stock == st.stock
+
+
+def test_every_field_survives_a_round_trip() -> None:
+    """``to_game_state`` then ``from_game_states`` into another batch gives back every field of each
+    table, at states that have each: a card taken this turn, a seat gone out, passed cards, a
+    finished game (greedy play at 3 players, finished games kept)."""
+    rules = Rules(num_players=3, rounds=(1, 2))
+    game = BatchGame(rules, 24, seed=5, autoreset=False)
+    ts = game.reset()
+    greedy = BatchGreedy(rules)
+    seen = {"taken": False, "went_out": False, "passed": False, "game_over": False}
+    for step in range(60):
+        ts = game.step(greedy.act(ts.observation, ts.action_mask))
+        if step % 5:
+            continue
+        states = [game.to_game_state(i) for i in range(24)]
+        other = BatchGame(rules, 24, seed=99, autoreset=False)
+        other.from_game_states(states)
+        for i, st in enumerate(states):
+            assert differences(snapshot(other.to_game_state(i)), snapshot(st)) == {}, f"table {i} at step {step}"
+            seen["taken"] |= st.taken_this_turn is not None
+            seen["went_out"] |= st.went_out is not None
+            seen["passed"] |= any(len(p) for p in st.passed)
+            seen["game_over"] |= st.game_over
+    assert all(seen.values()), seen
 
 
 def test_scalar_states_play_on_in_the_batch() -> None:
