@@ -84,3 +84,33 @@ def test_steps_replayed_as_graphs_play_the_eager_rollout(monkeypatch: pytest.Mon
 def test_cuda_graphs_need_cuda() -> None:
     with pytest.raises(ValueError, match="cuda_graphs=True needs a CUDA device"):
         ThreeThirteenTorchRLEnv(num_tables=2, cuda_graphs=True)
+
+
+def _rollout(env: ThreeThirteenTorchRLEnv, steps: int) -> list[torch.Tensor]:
+    """The observations, rewards and ends of ``steps`` steps of the first legal action (no resets)."""
+    td = env.reset()
+    seen = [td["observation"]]
+    for _ in range(steps):
+        td["action"] = td["action_mask"].int().argmax(dim=1)
+        nxt = env.step(td)["next"]
+        seen += [nxt["observation"], nxt["reward"], nxt["done"]]
+        td = nxt.select("observation", "action_mask", "seat", "done", "terminated")
+    return seen
+
+
+def test_set_seed_deals_the_seeds_games_with_the_same_rules() -> None:
+    """``set_seed(s)`` plays what an env built with ``seed=s`` plays (the rules, reward mode and
+    finished games that wait for their reset kept); the default seed is 0, as is ``set_seed(None)``."""
+    rules = Rules(num_players=3, rounds=(1,), max_turns_per_round=4)
+    reseeded = ThreeThirteenTorchRLEnv(rules=rules, num_tables=4, seed=1, reward_mode="penalty")
+    reseeded.set_seed(7)
+    built = ThreeThirteenTorchRLEnv(rules=rules, num_tables=4, seed=7, reward_mode="penalty")
+    got, want = _rollout(reseeded, 30), _rollout(built, 30)
+    assert all(torch.equal(a, b) for a, b in zip(got, want, strict=True))
+    assert torch.stack(want[3::3]).any(dim=0).all()  # every table's game ended (then waited for its reset)
+    assert not torch.equal(got[0], _rollout(ThreeThirteenTorchRLEnv(rules=rules, num_tables=4, seed=1), 0)[0])
+    first_deal = _rollout(ThreeThirteenTorchRLEnv(rules=rules, num_tables=4), 0)[0]  # the default seed
+    unseeded = ThreeThirteenTorchRLEnv(rules=rules, num_tables=4, seed=5)
+    unseeded._set_seed(None)
+    assert torch.equal(first_deal, _rollout(unseeded, 0)[0])
+    assert torch.equal(first_deal, _rollout(ThreeThirteenTorchRLEnv(rules=rules, num_tables=4, seed=0), 0)[0])

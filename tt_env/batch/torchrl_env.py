@@ -48,7 +48,6 @@ class ThreeThirteenTorchRLEnv(EnvBase):
             shape=shape, device=dev)
         self.action_spec = Categorical(n=NUM_ACTIONS, shape=shape, dtype=torch.int64, device=dev)
         self.reward_spec = Unbounded(shape=shape + (n,), dtype=torch.float32, device=dev)
-        self._seed = seed
 
     def _reset(self, tensordict: TensorDictBase | None = None, **kwargs) -> TensorDictBase:
         partial = None if tensordict is None else tensordict.get("_reset", None)
@@ -65,8 +64,9 @@ class ThreeThirteenTorchRLEnv(EnvBase):
         return self._out(ts, with_reward=True)
 
     def _set_seed(self, seed: int | None) -> None:
-        self._seed = 0 if seed is None else int(seed)
-        self.game = BatchGame(self.rules, self.game.num_tables, device=self.game.device, seed=self._seed,
+        """TorchRL's ``set_seed``: the tables' next games are dealt from ``seed`` (None: 0)."""
+        self.game = BatchGame(self.rules, self.game.num_tables, device=self.game.device,
+                              seed=0 if seed is None else int(seed),
                               reward_mode=self.game.reward_mode, autoreset=False, cuda_graphs=self.cuda_graphs)
 
     def _out(self, ts: TimeStep, with_reward: bool) -> TensorDictBase:
