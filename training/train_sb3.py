@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import random
 import signal
-import sys
 import time
 
 import gymnasium
@@ -37,17 +36,17 @@ from torch.utils.tensorboard import SummaryWriter
 
 import tt_env  # noqa: F401  (registers the environment id)
 from models.checkpoint_agent import CheckpointAgent
-from models.checkpoint import CheckpointError, save_checkpoint
+from models.checkpoint import save_checkpoint
 from models.networks import MLPPolicy
 from models.sb3_zip import mlp_state_from_sb3
-from training.common.config import ConfigError, SB3Config, config_arg_parser, dump_config, parse_config
-from training.common.device import (add_device_arg, check_resume_device, cuda_rng_state, device_override, resolve_device,
+from training.common.config import SB3Config, dump_config
+from training.common.device import (check_resume_device, cuda_rng_state, resolve_device,
                              restore_cuda_rng)
 from training.common.resume import (StopRequested, StopSignals, check_resumable, default_resume_command,
-                             is_count, is_dict, is_list, load_latest, restoring, resume_command, save_latest)
-from training.common.run_utils import RunDir, RunFolderError, evaluate_agent, format_results
+                             is_count, is_dict, is_list, load_latest, restoring, save_latest)
+from training.common.run_utils import RunDir, evaluate_agent, format_results
+from training.common.trainer_cli import trainer_main
 from training.sb3.batched_vec_env import BatchedVecEnv
-from tt_env.cli_checks import command_name
 from tt_env.observation import OBS_VERSION
 
 TRAINER = "training/train_sb3.py"
@@ -269,18 +268,8 @@ def _train(cfg: SB3Config, run: RunDir, *, resume: bool, overwrite: bool, comman
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = config_arg_parser(__doc__.split("\n\n")[0], SB3Config, run_folder=True, prog=f"python {TRAINER}")
-    add_device_arg(parser)
-    args = parser.parse_args(argv)
-    device_override(args)
-    cfg = parse_config(parser, SB3Config, args)
-    try:
-        run = train(cfg, resume=args.resume, overwrite=args.overwrite,
-                    command=resume_command(command_name(f"python {TRAINER}"), argv))
-    except (ConfigError, CheckpointError, RunFolderError) as exc:
-        parser.error(str(exc))
-    if run.stopped_by is not None:
-        sys.exit(128 + run.stopped_by)
+    trainer_main(argv, description=__doc__.split("\n\n")[0], config_cls=SB3Config, prog=f"python {TRAINER}",
+                 train=train)
 
 
 if __name__ == "__main__":
