@@ -143,7 +143,7 @@ def _train(cfg: BatchPPOConfig, run: RunDir, *, resume: bool, overwrite: bool, c
         net.train()
         stats = ppo_update(net, critic, optimizer, data, cfg, gen) if len(data) else {}
         net.eval()
-        scalars = {}
+        scalars: dict[str, float] = {}
         returns = [v for k in TABLE_KINDS for v in tables.finished[k]]
         if returns:
             scalars["episodic_return"] = float(np.mean(returns))
