@@ -113,8 +113,11 @@ def _folder(work: Path, module: str) -> Path:
 def _mutmut(dest: Path, *args: str, log: Path | None = None) -> str:
     # the mutated copy's packages, also in the subprocesses some tests start (they inherit the mutant's name)
     # (with any PYTHONPATH given, after it: where mutmut itself is installed, say)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(dest / "mutants"),
-                                                                       os.environ.get("PYTHONPATH")]))}
+    # OMP_NUM_THREADS=1: mutmut forks a child per mutant from a process whose tests ran torch, and a
+    # child forked from a process with an OpenMP thread pool hangs at its first parallel operation
+    # (it ends as a "timeout" after many seconds instead of failing or passing)
+    env = {**os.environ, "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(dest / "mutants"), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "mutmut", *args]
     if log is None:
         return subprocess.run(command, cwd=dest, env=env, capture_output=True, text=True).stdout
