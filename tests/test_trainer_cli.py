@@ -29,3 +29,15 @@ def test_a_stopped_run_says_how_to_resume(tmp_path, capsys) -> None:
     assert run.stopped_by == 2 and run.learn_sps == pytest.approx(10.0)
     out = capsys.readouterr().out
     assert "stopped at step 10 of 100" in out and "resume with: python -m training.batch_ppo --resume" in out
+
+
+def test_a_stopped_run_names_the_step_it_resumes_from(tmp_path, capsys) -> None:
+    """SB3 saves at its last update: the message names that step, the speed counts every step learnt."""
+    run = fake_run(tmp_path)
+    run.path = tmp_path
+    run = report_end(run, step=1_200, start_step=200, seconds=2.0, total_steps=5_000, stopped_by=15,
+                     command=None, trainer="training/train_sb3.py", saved_step=1_024)
+    assert run.learn_sps == pytest.approx(500.0)
+    out = capsys.readouterr().out
+    assert "stopped at step 1024 of 5000" in out
+    assert f"python training/train_sb3.py --config {tmp_path / 'config.yaml'} --resume" in out

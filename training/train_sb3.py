@@ -42,10 +42,10 @@ from models.sb3_zip import mlp_state_from_sb3
 from training.common.config import SB3Config, dump_config
 from training.common.device import (check_resume_device, cuda_rng_state, resolve_device,
                              restore_cuda_rng)
-from training.common.resume import (StopRequested, StopSignals, check_resumable, default_resume_command,
+from training.common.resume import (StopRequested, StopSignals, check_resumable,
                              is_count, is_dict, is_list, load_latest, restoring, save_latest)
 from training.common.run_utils import RunDir, evaluate_agent, format_results
-from training.common.trainer_cli import trainer_main
+from training.common.trainer_cli import report_end, trainer_main
 from training.sb3.batched_vec_env import BatchedVecEnv
 from tt_env.observation import OBS_VERSION
 
@@ -257,14 +257,9 @@ def _train(cfg: SB3Config, run: RunDir, *, resume: bool, overwrite: bool, comman
                 run.stopped_by = signals.signum
     finally:
         vec.close()
-    run.learn_sps = (model.num_timesteps - step) / max(learn_seconds, 1e-9)
-    if run.stopped_by is not None:
-        print(f"stopped at step {callback.safe['step'] if callback.safe else step} of {cfg.total_steps}: saved "
-              f"{run.latest}\nresume with: {command or default_resume_command(TRAINER, run)}", flush=True)
-        return run
-    print(f"steps/s during learning: {run.learn_sps:.0f}")
-    print(f"checkpoint: {run.checkpoints / 'final.pt'}\nlearning curve: {run.curve_png}")
-    return run
+    return report_end(run, step=model.num_timesteps, start_step=step, seconds=learn_seconds,
+                      total_steps=cfg.total_steps, stopped_by=run.stopped_by, command=command, trainer=TRAINER,
+                      saved_step=callback.safe["step"] if callback.safe else step)
 
 
 def main(argv: list[str] | None = None) -> None:

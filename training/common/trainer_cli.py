@@ -20,12 +20,15 @@ from tt_env.cli_checks import command_name
 
 
 def report_end(run: RunDir, *, step: int, start_step: int, seconds: float, total_steps: int, stopped_by: int | None,
-               command: str | None, trainer: str) -> RunDir:
-    """Record the learning speed and print how the run ended (stopped: how to resume; done: its files)."""
+               command: str | None, trainer: str, saved_step: int | None = None) -> RunDir:
+    """Record the learning speed and print how the run ended (stopped: how to resume; done: its files).
+
+    ``saved_step`` is the step of the saved state a stopped run resumes from, where it is not
+    ``step`` (SB3 saves at its last update, behind the steps it has collected since)."""
     run.learn_sps = (step - start_step) / max(seconds, 1e-9)
     if stopped_by is not None:
         run.stopped_by = stopped_by
-        print(f"stopped at step {step} of {total_steps}: saved {run.latest}\n"
+        print(f"stopped at step {step if saved_step is None else saved_step} of {total_steps}: saved {run.latest}\n"
               f"resume with: {command or default_resume_command(trainer, run)}", flush=True)
         return run
     print(f"steps/s during learning: {run.learn_sps:.0f}")
