@@ -61,7 +61,7 @@ MODULES: dict[str, list[str]] = {
     "tt_env/batch/torchrl_env.py": ["tests/test_batch_torchrl.py"],
     "tt_env/batch/agents.py": ["tests/test_batch_agents.py"],
     "tt_env/batch/bridge.py": ["tests/test_batch_api.py", "tests/test_batch_state.py"],
-    "tt_env/batch/timestep.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py"],
+    "tt_env/batch/timestep.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py", "tests/test_batch_rewards.py"],
     "tt_env/batch/graphs.py": ["tests/test_batch_graphs.py", "tests/test_batch_tables_state.py"],
     "tt_env/batch/game.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py"],
 }

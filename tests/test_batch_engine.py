@@ -181,10 +181,14 @@ def test_gpu_matches_scalar_engine(device: str, rules: Rules) -> None:
     assert events["rounds"] > 0
 
 
+@pytest.mark.parametrize("accelerator_path", [False, True], ids=["CPU path", "every-row path"])
+@pytest.mark.parametrize("num_players", [2, 4])
 @pytest.mark.parametrize("mode", ["penalty", "win"])
-def test_reward_modes_match(mode: str) -> None:
-    rules = Rules(rounds=(1, 2), max_turns_per_round=6)
-    events = play_side_by_side(rules, tables=8, steps=60, seed=3, reward_mode=mode)
+def test_reward_modes_match(mode: str, num_players: int, accelerator_path: bool) -> None:
+    """At 4 players a win or a loss can be shared (tests/test_batch_rewards.py checks every case)."""
+    rules = Rules(num_players=num_players, rounds=(1, 2), max_turns_per_round=6)
+    events = play_side_by_side(rules, tables=8, steps=30 * num_players, seed=3, reward_mode=mode,
+                               accelerator_path=accelerator_path, solver="auto")
     assert events["games"] > 0
 
 
