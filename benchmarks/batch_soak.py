@@ -125,7 +125,7 @@ def play_chunk(spec: ChunkSpec, tables: int, steps: int, device: str = "cpu", cu
     events: Counter = Counter()
     step, pair = 0, None
     try:
-        pair = SideBySide(game, game.reset())
+        pair = SideBySide(game, game.reset(), spec.reward_mode)
         while step < steps:
             step += 1
             pair.check_views()

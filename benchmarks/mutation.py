@@ -63,7 +63,7 @@ MODULES: dict[str, list[str]] = {
     "tt_env/batch/bridge.py": ["tests/test_batch_api.py", "tests/test_batch_state.py"],
     "tt_env/batch/timestep.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py", "tests/test_batch_rewards.py"],
     "tt_env/batch/graphs.py": ["tests/test_batch_graphs.py", "tests/test_batch_tables_state.py"],
-    "tt_env/batch/game.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py"],
+    "tt_env/batch/game.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py", "tests/test_batch_triton_kernels.py"],
 }
 """Module -> the test files that cover it (only these run for its mutants)."""
 PACKAGES = ["tt_env", "models", "training"]

@@ -82,11 +82,13 @@ class SideBySide:
 
     ``events`` counts what the checked steps went through: ``steps`` (table steps), ``rounds``,
     ``games``, ``reshuffles``, ``went_out``, ``idle`` (tables left out of a partial step) and
-    ``loads`` (:meth:`reload`).
+    ``loads`` (:meth:`reload`). ``reward_mode`` is the mode the rewards are checked in: the
+    caller's, not read back from the game under test (a game that lost its mode would agree
+    with itself).
     """
 
-    def __init__(self, game: BatchGame, ts: TimeStep) -> None:
-        self.game, self.ts = game, ts
+    def __init__(self, game: BatchGame, ts: TimeStep, reward_mode: str) -> None:
+        self.game, self.ts, self.reward_mode = game, ts, reward_mode
         self.events: Counter = Counter()
         self.states = [game.to_game_state(i) for i in range(game.num_tables)]
         for i, st in enumerate(self.states):
@@ -158,7 +160,7 @@ class SideBySide:
             points = result.round_record.points
             expect(host["round_points"][i].tolist() == points,
                    lambda: f"round points {host['round_points'][i].tolist()}, scalar {points}")
-            rewards = expected_rewards(points, st.scores, result.game_over, self.game.reward_mode)
+            rewards = expected_rewards(points, st.scores, result.game_over, self.reward_mode)
         expect(np.array_equal(host["rewards"][i].numpy(), np.asarray(rewards, dtype=np.float32)),
                lambda: f"rewards {host['rewards'][i].tolist()}, scalar {rewards}")
         expect(host["scores"][i].tolist() == st.scores, lambda: f"scores {host['scores'][i].tolist()}, "
@@ -212,7 +214,7 @@ def play_side_by_side(rules: Rules, tables: int, steps: int, seed: int, reward_m
     if accelerator_path:
         g._sparse = False
         g._kernel_backend = "torch"
-    pair = SideBySide(g, g.reset())
+    pair = SideBySide(g, g.reset(), reward_mode)
     rng = np.random.default_rng(seed)
     for _ in range(steps):
         pair.check_views()

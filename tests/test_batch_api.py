@@ -114,6 +114,14 @@ def test_autoreset_off_keeps_finished_games() -> None:
     assert ts.action_mask[0].any() and not ts.action_mask[1:].any()
 
 
+def test_a_cpu_game_takes_the_cpu_s_own_path() -> None:
+    """On a CPU the rare parts of a step run on the rows that need them, with the C loops and
+    reused output arrays; the GPU's every-row path plays the same games (the tests above), so
+    only the choice itself tells the two apart, at a few times the cost on a CPU."""
+    game = BatchGame(Rules(), 4)
+    assert game._sparse and game._outputs is not None and game._kernel_backend == "auto"
+
+
 @pytest.mark.parametrize("every_row", [False, True])
 def test_a_finished_game_stays_as_it_ended_without_autoreset(every_row: bool) -> None:
     """With ``autoreset=False`` a finished table is not dealt again: its hands, piles and scores
