@@ -64,6 +64,9 @@ MODULES: dict[str, list[str]] = {
     "tt_env/batch/timestep.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py", "tests/test_batch_rewards.py"],
     "tt_env/batch/graphs.py": ["tests/test_batch_graphs.py", "tests/test_batch_tables_state.py"],
     "tt_env/batch/game.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py", "tests/test_batch_triton_kernels.py"],
+    "tt_env/batch/go_out_filter.py": ["tests/test_go_out_filter.py", "tests/test_batch_engine.py"],
+    "tt_env/batch/moves.py": ["tests/test_batch_moves.py", "tests/test_batch_engine.py"],
+    "tt_env/batch/observe.py": ["tests/test_batch_observe.py", "tests/test_batch_engine.py"],
 }
 """Module -> the test files that cover it (only these run for its mutants)."""
 PACKAGES = ["tt_env", "models", "training"]
