@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+TRITON_TESTS = "tests/test_batch_triton_kernels.py"  # the Triton kernels, interpreted on a CPU
 WEB_TESTS = ["tests/test_web_api.py", "tests/test_web_watch_and_results.py", "tests/test_web_limits.py",
              "tests/test_web_survivors.py"]
 MODULES: dict[str, list[str]] = {
@@ -61,12 +62,14 @@ MODULES: dict[str, list[str]] = {
     "tt_env/batch/torchrl_env.py": ["tests/test_batch_torchrl.py"],
     "tt_env/batch/agents.py": ["tests/test_batch_agents.py"],
     "tt_env/batch/bridge.py": ["tests/test_batch_api.py", "tests/test_batch_state.py"],
-    "tt_env/batch/timestep.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py", "tests/test_batch_rewards.py"],
+    "tt_env/batch/timestep.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py",
+                                 "tests/test_batch_rewards.py"],
     "tt_env/batch/graphs.py": ["tests/test_batch_graphs.py", "tests/test_batch_tables_state.py"],
-    "tt_env/batch/game.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py", "tests/test_batch_triton_kernels.py"],
-    "tt_env/batch/go_out_filter.py": ["tests/test_go_out_filter.py", "tests/test_batch_engine.py"],
-    "tt_env/batch/moves.py": ["tests/test_batch_moves.py", "tests/test_batch_engine.py"],
-    "tt_env/batch/observe.py": ["tests/test_batch_observe.py", "tests/test_batch_engine.py"],
+    "tt_env/batch/game.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py", TRITON_TESTS],
+    "tt_env/batch/go_out_filter.py": ["tests/test_go_out_filter.py", "tests/test_batch_engine.py",
+                                      TRITON_TESTS],
+    "tt_env/batch/moves.py": ["tests/test_batch_moves.py", "tests/test_batch_engine.py", TRITON_TESTS],
+    "tt_env/batch/observe.py": ["tests/test_batch_observe.py", "tests/test_batch_engine.py", TRITON_TESTS],
 }
 """Module -> the test files that cover it (only these run for its mutants)."""
 PACKAGES = ["tt_env", "models", "training"]
