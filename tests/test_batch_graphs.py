@@ -213,14 +213,23 @@ def test_cuda_graphs_need_a_cuda_device() -> None:
         BatchGame(rules, 4, cuda_graphs=True)
     with pytest.raises(ValueError, match="cuda_graphs='yes' is not allowed: use True or False"):
         BatchGame(rules, 4, cuda_graphs="yes")
-    with pytest.raises(ValueError, match="warmup=0 is not allowed"):
-        StepGraphs(BatchGame(rules, 4), RecordedGraphs(), warmup=0)
+
+
+@pytest.mark.parametrize("warmup", [0, -1, True, 1.0, "2"])
+def test_warmup_is_a_count_of_one_or_more(warmup: object) -> None:
+    game = BatchGame(Rules(num_players=2), 4)
+    with pytest.raises(ValueError, match=rf"warmup={warmup!r} is not allowed: use an int >= 1"):
+        StepGraphs(game, RecordedGraphs(), warmup=warmup)
+    assert StepGraphs(game, RecordedGraphs(), warmup=1)._warmup == 1
 
 
 def test_cuda_graphs_true_on_a_cuda_device_makes_the_graphs() -> None:
-    """(A stand-in game on a CUDA device: nothing runs on it.)"""
+    """(A stand-in game on a CUDA device: nothing runs on it.) Without a backend the graphs are CUDA's."""
+    from tt_env.batch.graphs import CudaGraphs
+
     on_cuda = SimpleNamespace(device=torch.device("cuda"))
-    assert isinstance(step_graphs(on_cuda, True), StepGraphs)
+    graphs = step_graphs(on_cuda, True)
+    assert isinstance(graphs, StepGraphs) and graphs._game is on_cuda and isinstance(graphs._backend, CudaGraphs)
     assert step_graphs(on_cuda, False) is None
 
 
