@@ -32,7 +32,6 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
-from torch.utils.tensorboard import SummaryWriter
 
 import tt_env  # noqa: F401  (registers the environment id)
 from models.checkpoint_agent import CheckpointAgent
@@ -45,6 +44,7 @@ from training.common.device import (check_resume_device, cuda_rng_state, resolve
 from training.common.resume import (StopRequested, StopSignals, check_resumable,
                              is_count, is_dict, is_list, load_latest, restoring, save_latest)
 from training.common.run_utils import RunDir, evaluate_agent, format_results
+from training.common.tb_writer import purging_writer, wait_past_event_files
 from training.common.trainer_cli import report_end, trainer_main
 from training.sb3.batched_vec_env import BatchedVecEnv
 from tt_env.observation import OBS_VERSION
@@ -229,7 +229,8 @@ def _train(cfg: SB3Config, run: RunDir, *, resume: bool, overwrite: bool, comman
             if resume:
                 run.acquire_for_resume()
                 run.write_history()
-                SummaryWriter(str(run.tb / f"{TB_NAME}_1"), purge_step=step + 1).close()  # drop steps after the save
+                purging_writer(run.tb / f"{TB_NAME}_1", step + 1).close()  # drop steps after the save
+                wait_past_event_files(run.tb / f"{TB_NAME}_1")  # SB3's writer, opened in learn(), is read after it
             else:
                 run.create(overwrite)
                 callback.save(callback.capture())

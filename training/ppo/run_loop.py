@@ -22,6 +22,7 @@ from models.networks import PolicyValueNet
 from training.common.config import dump_config
 from training.common.resume import StopRequested, StopSignals
 from training.common.run_utils import RunDir, format_results
+from training.common.tb_writer import purging_writer
 from training.common.trainer_cli import report_end
 from training.ppo.loop import EvalSchedule, check_not_diverged, evaluate_and_save, log_evaluation, progress_bar
 
@@ -63,7 +64,7 @@ def run_updates(cfg: Any, run: RunDir, net: PolicyValueNet, progress: Progress, 
     else:
         run.create(overwrite)
     dump_config(cfg, run.path / "config.yaml")
-    writer = SummaryWriter(str(run.tb), purge_step=progress.step + 1 if resume else None)
+    writer = purging_writer(run.tb, progress.step + 1) if resume else SummaryWriter(str(run.tb))
     next_save, saved_at = progress.step + (cfg.save_every or math.inf), None
 
     def save() -> None:
