@@ -58,9 +58,10 @@ MODULES: dict[str, list[str]] = {
                                  "tests/test_belief_survivors.py"],
     "training/baselines/runner.py": ["tests/test_baselines_resume.py"],
     # the PPO trainers' shared outer loop and end report
-    "training/ppo/run_loop.py": ["tests/test_resume.py", "tests/test_ppo_loop.py", "tests/test_signals.py",
-                                 "tests/test_batch_ppo.py"],
+    "training/ppo/run_loop.py": ["tests/test_run_loop.py", "tests/test_tb_writer.py", "tests/test_resume.py",
+                                 "tests/test_ppo_loop.py", "tests/test_signals.py", "tests/test_batch_ppo.py"],
     "training/common/trainer_cli.py": ["tests/test_trainer_cli.py", "tests/test_resume.py", "tests/test_signals.py"],
+    "training/common/tb_writer.py": ["tests/test_tb_writer.py", "tests/test_resume.py"],
     # the batched engine's interfaces and bridges (issue 26)
     "tt_env/batch/vector_env.py": ["tests/test_batch_vector_env.py", "tests/test_sb3_batched_vec_env.py"],
     "tt_env/batch/torchrl_env.py": ["tests/test_batch_torchrl.py"],
