@@ -74,6 +74,8 @@ MODULES: dict[str, list[str]] = {
     "tt_env/batch/go_out_filter.py": ["tests/test_go_out_filter.py", "tests/test_batch_engine.py",
                                       TRITON_TESTS],
     "tt_env/batch/moves.py": ["tests/test_batch_moves.py", "tests/test_batch_engine.py", TRITON_TESTS],
+    "tt_env/batch/solver.py": ["tests/test_batch_solver.py", "tests/test_batch_solver_triton.py"],
+    "tt_env/batch/deal.py": ["tests/test_batch_engine.py", "tests/test_batch_api.py", TRITON_TESTS],
     "tt_env/batch/observe.py": ["tests/test_batch_observe.py", "tests/test_batch_engine.py", TRITON_TESTS],
 }
 """Module -> the test files that cover it (only these run for its mutants)."""
