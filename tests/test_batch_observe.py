@@ -203,3 +203,14 @@ def test_the_c_loop_is_built_wherever_the_c_solver_is() -> None:
     lost it, and the tests above would be skipped without a word."""
     solver_built = importlib.util.find_spec("tt_env.engine._meldsolver") is not None
     assert (observe_module._c_observe_and_mask is not None) == solver_built
+
+
+def test_a_cpu_deals_and_refills_in_c_where_it_is_built() -> None:
+    """The tensor code deals the same tables (tests/test_batch_triton_kernels.py), only slower:
+    the choice itself is what a C loop that was never used would get wrong."""
+    from tt_env.batch import kernels
+    from tt_env.batch.deal import deals_in_c
+
+    built = kernels.c_deal_rows is not None
+    assert deals_in_c(torch.device("cpu"), "auto") == built and (not built or deals_in_c(torch.device("cpu"), "c"))
+    assert not deals_in_c(torch.device("cpu"), "torch") and not deals_in_c(torch.device("meta"), "auto")
