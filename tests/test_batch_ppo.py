@@ -22,6 +22,7 @@ from training.ppo.batch_rollout import Trajectories
 from tt_env import three_thirteen_v0
 from tt_env.agents import make_agent
 from tt_env.engine.rules import Rules
+from tt_env.engine.scoring import round_rewards
 
 TINY = ["total_steps=600", "num_tables=8", "rollout_steps=12", "num_minibatches=2", "update_epochs=1",
         "eval_every=300", "save_every=100", "eval_deals=1", "eval_opponents=[random-v0]", "progress=false",
@@ -208,6 +209,22 @@ def test_trajectories_hand_computed_case():
     assert ret[pos(0, 1)] == pytest.approx(4.0)
 
 
+def test_a_decision_at_the_first_position_is_open_until_cut():
+    """Table 0's decision at step 0 sits at position 0: it is open, advantages() refuses to run
+    before it is cut, and the cut bootstraps it."""
+    traj = Trajectories(2, 2, 2, torch.device("cpu"))
+    traj.decide(0, torch.tensor([0]), torch.tensor([1]), torch.tensor([0.25]))
+    traj.earn(torch.tensor([[0.0, 2.0], [0.0, 0.0]]), torch.tensor([False, False]))
+    rows, seats = traj.open_decisions()
+    assert rows.tolist() == [0] and seats.tolist() == [1]
+    with pytest.raises(RuntimeError, match="decisions still open"):
+        traj.advantages(0.5, 1.0)
+    traj.cut(rows, seats, torch.tensor([4.0]))
+    adv, ret = traj.advantages(0.5, 1.0)
+    assert traj.reward[0] == 2.0 and adv[0] == pytest.approx(2.0 + 0.5 * 4.0 - 0.25)
+    assert ret[0] == pytest.approx(4.0)
+
+
 def zero_value_mlp() -> MLPPolicy:
     net = MLPPolicy(num_players=2, hidden_sizes=[16])
     torch.nn.init.zeros_(net.critic[-1].weight)
@@ -313,6 +330,54 @@ def test_expert_tables_are_played_by_the_scalar_expert(tmp_path):
     tables.game.step = checked
     tables.collect(40, 0.99, 0.95)
     assert seen["expert"] > 50 and seen["learner"] > 50 and seen["learner_differs"] > 0, seen
+
+
+@pytest.mark.parametrize("mode", ["penalty", "win"])
+def test_the_tables_pay_the_run_s_reward_mode(tmp_path, mode):
+    """The rollout's rewards are the config's ``reward_mode``'s: at every step of every table,
+    the scalar engine's rewards in that mode for the round that ended (0 where none did)."""
+    cfg = config(tmp_path, mode, "network=mlp", "network_kwargs={hidden_sizes: [16]}", "num_tables=4",
+                 f"reward_mode={mode}", "opponents={greedy-v0: 1.0}")
+    tables = BatchTables(cfg, MLPPolicy(num_players=2, hidden_sizes=[16]), None, torch.device("cpu"))
+    real_step, ended = tables.game.step, {"rounds": 0}
+
+    def checked(actions):
+        ts = real_step(actions)
+        for i in range(cfg.num_tables):
+            if ts.round_over[i]:
+                ended["rounds"] += 1
+                want = round_rewards(mode, ts.round_points[i].tolist(), ts.scores[i].tolist(), bool(ts.game_over[i]))
+                assert ts.rewards[i].tolist() == pytest.approx(want, abs=1e-6), f"table {i}"
+            else:
+                assert not ts.rewards[i].any()
+        return ts
+
+    tables.game.step = checked
+    tables.collect(60, 0.99, 0.95)
+    assert ended["rounds"] > 0
+
+
+def test_pool_opponents_sample_their_moves(tmp_path):
+    """A pool member plays by sampling its policy, not by its most likely move: with a policy
+    that favours one move only slightly, a greedy member would never play the others."""
+    cfg = config(tmp_path, "pool", "network=mlp", "network_kwargs={hidden_sizes: [16]}", "num_tables=8",
+                 "opponents={pool: 1.0}")
+    net = MLPPolicy(num_players=2, hidden_sizes=[16])
+    with torch.no_grad():
+        for p in net.parameters():
+            p.zero_()
+    tables = BatchTables(cfg, net, None, torch.device("cpu"))
+    real_step, chosen = tables.game.step, []
+
+    def recorded(actions):
+        ts = tables.ts
+        others = ~tables.learner_rows(ts.seat) & ts.action_mask[:, 0] & ts.action_mask[:, 1]  # a draw with a choice
+        chosen.extend(actions[others].tolist())
+        return real_step(actions)
+
+    tables.game.step = recorded
+    tables.collect(40, 0.99, 0.95)
+    assert len(chosen) > 40 and set(chosen) == {0, 1}, "a pool member with even odds played one move only"
 
 
 def test_the_mask_is_never_dropped(tmp_path):

@@ -33,7 +33,6 @@ class Trajectories:
         self.next_value = torch.zeros(size, device=device)
         self.done = torch.zeros(size, device=device)
         self.next_pos = torch.full((size,), -1, dtype=torch.int64, device=device)
-        self.learner = torch.zeros(size, dtype=torch.bool, device=device)
 
     def decide(self, step: int, rows: torch.Tensor, seats: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
         """Record decisions of ``seats`` at tables ``rows`` (value ``values``) at ``step``; returns
@@ -47,7 +46,6 @@ class Trajectories:
         self.next_value[p] = values[has].float()
         self.next_pos[p] = pos[has]
         self.value[pos] = values.float()
-        self.learner[pos] = True
         self.open_pos[rows, seats] = pos
         self.earned[rows, seats] = 0.0
         return pos
@@ -79,7 +77,7 @@ class Trajectories:
         self.earned[rows, seats] = 0.0
 
     def advantages(self, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
-        """(advantages, returns) at every position (meaningful where ``learner``): GAE along each
+        """(advantages, returns) at every position (meaningful at the decided ones): GAE along each
         trajectory's links, computed backwards one step (B positions) at a time."""
         if bool((self.open_pos >= 0).any()):
             raise RuntimeError("advantages() with decisions still open: cut() them first")
