@@ -407,6 +407,73 @@ def test_privileged_critic_trains_and_its_checkpoint_acts_alone(tmp_path):
     plays_a_legal_game(run.checkpoints / "final.pt")
 
 
+def test_the_privileged_critic_is_trained_by_the_optimiser(tmp_path, monkeypatch):
+    """The critic's weights are in the optimiser: the run's saved critic differs from the critic
+    it started with (a critic left out of the optimiser would stay as initialised)."""
+    real, first = batch_ppo.ppo_update, {}
+
+    def recording(net, critic, optimizer, data, cfg, gen):
+        if not first:
+            first.update({k: v.clone() for k, v in critic.state_dict().items()})
+            assert [g["eps"] for g in optimizer.param_groups] == [1e-5]  # Adam as CleanRL's PPO sets it
+        return real(net, critic, optimizer, data, cfg, gen)
+
+    monkeypatch.setattr(batch_ppo, "ppo_update", recording)
+    run = batch_ppo.train(config(tmp_path, "priv", "privileged_critic=true", "critic_hidden_sizes=[32]",
+                                 "total_steps=200", "eval_every=0"))
+    trained = torch.load(run.checkpoints / f"latest.{TENSORS}", weights_only=True)["critic"]
+    assert first and set(trained) == set(first)
+    assert all(not torch.equal(trained[k], first[k]) for k in first), "a critic tensor was never updated"
+
+
+def test_init_checkpoint_starts_the_run_from_its_weights(tmp_path, monkeypatch, reference):
+    """The first update starts from the weights of ``init_checkpoint`` (the reference's final
+    network), not from a fresh network's."""
+    real, first = batch_ppo.ppo_update, {}
+
+    def recording(net, critic, optimizer, data, cfg, gen):
+        if not first:
+            first.update({k: v.clone() for k, v in net.state_dict().items()})
+        return real(net, critic, optimizer, data, cfg, gen)
+
+    monkeypatch.setattr(batch_ppo, "ppo_update", recording)
+    start = reference / "checkpoints" / "final.pt"
+    batch_ppo.train(config(tmp_path, "init", f"init_checkpoint={start}", "total_steps=100", "eval_every=0"))
+    want = weights(reference)
+    assert set(first) == set(want) and all(torch.equal(first[k], want[k]) for k in want)
+
+
+@pytest.mark.parametrize("dropped", ["tables", "update_rng"])
+def test_a_resume_state_without_a_tensor_is_refused_in_one_line(tmp_path, reference, dropped):
+    """A resume state whose tensors lack one the trainer needs is refused by name before anything
+    is built from it (not as a KeyError deep in the restore)."""
+    import shutil
+
+    from models.checkpoint import CheckpointError, attachment_path, serialize_state
+    from test_resume_state import rewrite_attachment
+
+    shutil.copytree(reference, tmp_path / "ref")
+    latest = tmp_path / "ref" / "checkpoints" / "latest.pt"
+    tensors = torch.load(attachment_path(latest, TENSORS), weights_only=True)
+    rewrite_attachment(latest, TENSORS, serialize_state({k: v for k, v in tensors.items() if k != dropped}))
+    with pytest.raises(CheckpointError, match=rf"is damaged: its tensors lack \['{dropped}'\]"):
+        batch_ppo.train(config(tmp_path, "ref", "total_steps=1200"), resume=True)
+
+
+def test_the_update_reports_the_value_s_explained_variance(tmp_path):
+    """``explained_variance`` = 1 - Var(returns - values) / Var(returns), over the rollout's rows."""
+    cfg = config(tmp_path, "ev", "network=mlp", "network_kwargs={hidden_sizes: [16]}", "opponents={self: 1.0}")
+    net = MLPPolicy(num_players=2, hidden_sizes=[16])
+    data = BatchTables(cfg, net, None, torch.device("cpu")).collect(6, 0.99, 0.95)
+    ret, value = data.ret.clone(), data.value.clone()
+    stats = batch_ppo.ppo_update(net, None, torch.optim.Adam(net.parameters(), lr=1e-3), data, cfg,
+                                 torch.Generator().manual_seed(0))
+    want = 1 - float((ret - value).var()) / float(ret.var())
+    assert len(ret) > 1 and float(ret.var()) > 0
+    assert stats["explained_variance"] == pytest.approx(want, rel=1e-6)
+    assert set(stats) == {"policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance"}
+
+
 def test_rollout_inputs_are_the_scalar_features(tmp_path):
     """The stored network inputs are ``net.preprocess`` of the observations: CardNet's solver and
     lookahead features exactly as ``models.features`` / ``models.lookahead_features`` give them."""

@@ -116,3 +116,73 @@ def test_out_of_range_actions_are_illegal_where_the_last_action_is_legal(action:
     assert holds_last.any()
     _, reward, terminated, _, info = env.step(np.full(256, action))
     assert terminated.all() and info["illegal_action"].all() and (reward == -1.0).all()
+
+
+class FixedDraw:
+    """A batched agent that draws from one side when it may (0: the stock, 1: the discard pile)
+    and otherwise plays its first legal action; it counts the rows it is asked about."""
+
+    def __init__(self, side: int) -> None:
+        self.side, self.rows = side, 0
+
+    def act(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        self.rows += len(mask)
+        first = mask.long().argmax(dim=1)
+        return torch.where(mask[:, self.side], torch.full_like(first, self.side), first)
+
+
+def test_each_opponent_plays_its_own_seat() -> None:
+    """With one agent per seat, a table's moves at a seat are that seat's agent's: the first
+    opponent (left of the learner) always draws from the stock, the second from the pile."""
+    stock, pile = FixedDraw(0), FixedDraw(1)
+    env = ThreeThirteenVectorEnv(num_envs=16, opponents=[stock, pile], num_players=3, rounds=(1, 2), seed=4)
+    env.reset(seed=4)
+    real_step, seen = env.game.step, {0: 0, 1: 0}
+
+    def checked(actions, active=None, final_seat=None):
+        state = env.game.state
+        for i in range(env.num_envs):
+            seat = int(state.current[i])
+            which = (seat - int(env.seat[i]) - 1) % 3
+            opponent_draws = active is not None and bool(active[i]) and seat != int(env.seat[i])
+            if opponent_draws and int(state.phase[i]) == 0 and int(state.pile_len[i]) > 0:  # both draws legal
+                seen[which] += 1
+                assert int(actions[i]) == which, f"table {i}: opponent {which} played {int(actions[i])}"
+        return real_step(actions, active=active, final_seat=final_seat)
+
+    env.game.step = checked
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        env.step(np.array([rng.choice(np.flatnonzero(m)) for m in env.action_masks()]))
+    assert seen[0] > 10 and seen[1] > 10 and stock.rows > 0 and pile.rows > 0
+
+
+def test_a_list_of_one_opponent_per_seat_fits_and_others_do_not() -> None:
+    for players in (3, 4, 5):
+        env = ThreeThirteenVectorEnv(num_envs=2, opponents=["random-v0"] * (players - 1), num_players=players)
+        assert len(env.opponents) == players - 1
+    with pytest.raises(ValueError, match=r"2 opponents do not fit num_players=4: give 1 \(repeated\) or 3"):
+        ThreeThirteenVectorEnv(num_envs=2, opponents=["random-v0"] * 2, num_players=4)
+
+
+def test_the_spaces_and_the_mask_before_a_reset() -> None:
+    env = ThreeThirteenVectorEnv(num_envs=3, num_players=2)
+    assert env.action_space == gymnasium.spaces.MultiDiscrete([54, 54, 54])
+    assert env.single_action_space == gymnasium.spaces.Discrete(54)
+    mask = env.action_masks()
+    assert mask.shape == (3, 54) and mask.dtype == bool and not mask.any()  # nothing is legal before a reset
+
+
+def test_the_event_infos_are_integers_at_every_step() -> None:
+    """``went_out``, ``round_number``, ``round_points`` and ``final_scores`` are int64 whether or
+    not their event happened at this step (as the engine's scores are)."""
+    env = ThreeThirteenVectorEnv(num_envs=8, num_players=2, rounds=(1,), seed=1)
+    _, info = env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    ended = False
+    for _ in range(40):
+        _, _, terminated, _, info = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in env.action_masks()]))
+        for key in ("went_out", "round_number", "round_points", "final_scores"):
+            assert info[key].dtype == np.int64, key
+        ended |= bool(terminated.any())
+    assert ended
