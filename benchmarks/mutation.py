@@ -64,6 +64,7 @@ MODULES: dict[str, list[str]] = {
     # the batched trainer's rollout and tables (issue 26)
     "training/ppo/batch_rollout.py": ["tests/test_batch_ppo.py", "tests/test_batch_tables_state.py"],
     "training/ppo/batch_collect.py": ["tests/test_batch_ppo.py", "tests/test_batch_tables_state.py"],
+    "training/ppo/batch_config.py": ["tests/test_batch_ppo.py", "tests/test_config.py", "tests/test_config_files.py"],
     "training/batch_ppo.py": ["tests/test_batch_ppo.py", "tests/test_batch_tables_state.py", "tests/test_ppo_loop.py"],
     "training/common/tb_writer.py": ["tests/test_tb_writer.py", "tests/test_resume.py"],
     # the batched engine's interfaces and bridges (issue 26)
@@ -81,6 +82,7 @@ MODULES: dict[str, list[str]] = {
     "tt_env/batch/solver.py": ["tests/test_batch_solver.py", "tests/test_batch_solver_triton.py"],
     "tt_env/batch/deal.py": ["tests/test_batch_engine.py", "tests/test_batch_api.py", "tests/test_batch_observe.py",
                              TRITON_TESTS],
+    "tt_env/batch/state.py": ["tests/test_batch_state.py", "tests/test_batch_api.py", "tests/test_batch_tables_state.py"],
     "tt_env/batch/observe.py": ["tests/test_batch_observe.py", "tests/test_batch_engine.py", TRITON_TESTS],
 }
 """Module -> the test files that cover it (only these run for its mutants)."""
