@@ -82,7 +82,8 @@ MODULES: dict[str, list[str]] = {
     "tt_env/batch/solver.py": ["tests/test_batch_solver.py", "tests/test_batch_solver_triton.py"],
     "tt_env/batch/deal.py": ["tests/test_batch_engine.py", "tests/test_batch_api.py", "tests/test_batch_observe.py",
                              TRITON_TESTS],
-    "tt_env/batch/state.py": ["tests/test_batch_state.py", "tests/test_batch_api.py", "tests/test_batch_tables_state.py"],
+    "tt_env/batch/state.py": ["tests/test_batch_state.py", "tests/test_batch_api.py",
+                              "tests/test_batch_tables_state.py"],
     "tt_env/batch/observe.py": ["tests/test_batch_observe.py", "tests/test_batch_engine.py", TRITON_TESTS],
 }
 """Module -> the test files that cover it (only these run for its mutants)."""
