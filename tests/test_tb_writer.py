@@ -13,7 +13,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from tensorboard.summary.writer import event_file_writer
 from torch.utils.tensorboard import SummaryWriter
 
-from training.common.tb_writer import purging_writer, wait_past_event_files
+from training.common.tb_writer import MAX_WAIT, purging_writer, wait_past_event_files
 
 
 def scalars(log_dir: Path, tag: str = "x") -> list[tuple[int, float]]:
@@ -50,6 +50,13 @@ def test_it_waits_past_a_file_of_this_second_only(tmp_path: Path) -> None:
     (tmp_path / f"events.out.tfevents.{now:010d}.host.name.with.dots.2.1").touch()
     wait_past_event_files(tmp_path)
     assert int(time.time()) > now
+
+
+def test_a_file_from_a_clock_ahead_costs_at_most_the_longest_wait(tmp_path: Path) -> None:
+    (tmp_path / f"events.out.tfevents.{int(time.time()) + 3600:010d}.host.1.0").touch()
+    start = time.perf_counter()
+    wait_past_event_files(tmp_path)
+    assert time.perf_counter() - start < MAX_WAIT + 0.5
 
 
 def test_a_resumed_ppo_run_opens_a_purging_writer_at_the_saved_step(monkeypatch, tmp_path: Path) -> None:

@@ -18,17 +18,20 @@ from pathlib import Path
 from torch.utils.tensorboard import SummaryWriter
 
 _EVENT_FILE = re.compile(r"^events\.out\.tfevents\.(\d+)\.")
+MAX_WAIT = 1.1
+"""Seconds: the longest wait, a second and the margin."""
 
 
 def wait_past_event_files(log_dir: str | Path) -> None:
     """Sleep until the clock's second is later than the second of every event file in ``log_dir``
-    (at most about a second; no wait when there are none or they are older)."""
+    (no wait when there are none or they are older; never more than ``MAX_WAIT`` seconds: a file
+    stamped further ahead comes from a clock that was ahead, which waiting would not fix)."""
     seconds = [int(m.group(1)) for p in Path(log_dir).glob("events.out.tfevents.*")
                if (m := _EVENT_FILE.match(p.name))]
     if seconds:
         delay = max(seconds) + 1.01 - time.time()  # a margin: sleep's clock is not the wall clock
         if delay > 0:
-            time.sleep(delay)
+            time.sleep(min(delay, MAX_WAIT))
 
 
 def purging_writer(log_dir: str | Path, purge_step: int) -> SummaryWriter:
