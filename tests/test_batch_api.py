@@ -307,15 +307,17 @@ def test_a_loaded_state_plays_on_as_the_saved_game(every_row: bool) -> None:
     seats went out: the loaded game plays on as the saved one, every field of every step. What
     the engine keeps besides the state comes from the loaded tables: the lockstep (a discard
     step that took itself for a draw would skip the go-out check) and, on the every-row path,
-    the kept penalties that score the seats which do not discard again before their round ends."""
+    the kept penalties that score the seats which do not discard again before their round ends.
+    The twin of step 12 is loaded before its first reset (a game built only to load a state)."""
     rules = Rules(num_players=3, rounds=(1, 2, 3), max_turns_per_round=9)
 
-    def make() -> BatchGame:
+    def make(reset: bool = True) -> BatchGame:
         game = BatchGame(rules, 48, seed=6, solving="kept")
         if every_row:
             game._sparse, game._kernel_backend = False, "torch"
             assert game._cached_scoring
-        game.reset()
+        if reset:
+            game.reset()
         return game
 
     source = make()
@@ -324,7 +326,7 @@ def test_a_loaded_state_plays_on_as_the_saved_game(every_row: bool) -> None:
     twins: list[BatchGame] = []
     for step in range(80):
         if step in (7, 12, 29):
-            twin = make()
+            twin = make(reset=step != 12)
             loaded = twin.load_state(_fields(source))
             assert twin._lockstep_phase == source._lockstep_phase == step % 2
             for name in ("observation", "action_mask", "seat", "scores"):

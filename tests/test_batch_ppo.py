@@ -130,10 +130,33 @@ def test_overwrite_rules(tmp_path, capsys):
     ("anneal_end_step=300", "anneal_end_step=300 .*decay window must not be empty"),
     ("total_steps=300", "total_steps=300 .*decay window must not be empty"),
     ("anneal_end_step=1.5", "anneal_end_step=1.5 has the wrong type"),
+    ("opponents={self: 1.5, greedy-v0: -0.5}", r"^opponents\.self=1\.5 is not allowed: use a fraction in \[0, 1\]$"),
+    ("critic_hidden_sizes=[]", r"^critic_hidden_sizes=\[\] is not allowed: use a non-empty list of ints from 1 to 4096$"),
+    ("init_checkpoint=/nonexistent.pt",
+     r"^init_checkpoint='/nonexistent.pt' is not allowed: use an existing checkpoint file$"),
+    ("network=resnet", r"^network='resnet' is not allowed: use one of \['cardnet', "),
+    ("snapshot_every=0", r"^snapshot_every=0 is not allowed: use an int >= 1$"),
+    ("network_kwargs={channels: 100000, hidden: 16}", r"^network_kwargs: network option channels=100000 is out of"),
 ])
 def test_bad_config_is_a_clear_error(tmp_path, override, message):
     with pytest.raises(ConfigError, match=message):
         config(tmp_path, "bad", "anneal_start_step=400" if "anneal_start" not in override else "seed=0", override)
+
+
+def test_the_config_s_bounds_themselves_are_allowed_and_one_past_them_is_not(tmp_path):
+    """The largest rollout (2**24 moves: 524,288 steps of 32 tables) and the fractions 0 and 1 pass."""
+    cfg = config(tmp_path, "edge", "num_tables=32", "rollout_steps=524288", "opponents={self: 1, pool: 0}")
+    assert cfg.rollout_steps * cfg.num_tables == 1 << 24 and cfg.table_counts()["self"] == cfg.num_tables
+    with pytest.raises(ConfigError, match=r"^rollout_steps=524289 is not allowed: use an int with rollout_steps \* "
+                                          r"num_tables \(moves per rollout\) from num_minibatches \(2\) to 16777216$"):
+        config(tmp_path, "edge", "num_tables=32", "rollout_steps=524289")
+
+
+def test_the_saved_config_has_no_selfplay_key(tmp_path):
+    """``num_envs`` is selfplay's key (this trainer has ``num_tables``): the run's config.yaml leaves it
+    out, so that the saved config loads back as it was."""
+    cfg = config(tmp_path, "keys")
+    assert "num_envs" not in cfg.to_dict() and cfg.to_dict()["num_tables"] == 8
 
 
 def test_the_learning_rate_decays_over_its_window():
