@@ -70,7 +70,7 @@ MODULES: dict[str, list[str]] = {
     # the batched engine's interfaces and bridges (issue 26)
     "tt_env/batch/vector_env.py": ["tests/test_batch_vector_env.py", "tests/test_sb3_batched_vec_env.py"],
     "tt_env/batch/torchrl_env.py": ["tests/test_batch_torchrl.py"],
-    "tt_env/batch/agents.py": ["tests/test_batch_agents.py"],
+    "tt_env/batch/agents.py": ["tests/test_batch_agents.py", "tests/test_batch_moves.py"],
     "tt_env/batch/bridge.py": ["tests/test_batch_api.py", "tests/test_batch_state.py"],
     "tt_env/batch/timestep.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py",
                                  "tests/test_batch_rewards.py"],

@@ -85,3 +85,4 @@ def test_made_agents_keep_the_rules_and_the_checkpoint_s_name() -> None:
         ts = game.step(mover.act(ts.observation, ts.action_mask))
     path = Path(__file__).resolve().parents[1] / "models" / "checkpoints" / "ppo-2p-v1.pt"
     assert make_batch_agent(str(path), Rules()).name == "ppo-2p-v1"
+    assert make_batch_agent(str(path), Rules()).greedy and not make_batch_agent(str(path), Rules(), greedy=False).greedy

@@ -8,6 +8,7 @@ import torch
 
 from tt_env.batch import BatchGame
 from tt_env.batch.agents import BatchGreedy, BatchRandom
+from tt_env.batch.state import field_dtype
 from tt_env.engine import game as engine
 from tt_env.engine.rules import Rules
 from tt_env.observation import encode
@@ -75,6 +76,8 @@ def test_every_field_survives_a_round_trip() -> None:
         states = [game.to_game_state(i) for i in range(24)]
         other = BatchGame(rules, 24, seed=99, autoreset=False)
         other.from_game_states(states)
+        for name, value in other.state.fields().items():  # the engine's own dtypes, as a deal makes them
+            assert value.dtype == getattr(game.state, name).dtype == field_dtype(name), name
         for i, st in enumerate(states):
             assert differences(snapshot(other.to_game_state(i)), snapshot(st)) == {}, f"table {i} at step {step}"
             seen["taken"] |= st.taken_this_turn is not None
