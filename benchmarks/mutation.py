@@ -62,10 +62,13 @@ MODULES: dict[str, list[str]] = {
                                  "tests/test_ppo_loop.py", "tests/test_signals.py", "tests/test_batch_ppo.py"],
     "training/common/trainer_cli.py": ["tests/test_trainer_cli.py", "tests/test_resume.py", "tests/test_signals.py"],
     # the batched trainer's rollout and tables (issue 26)
-    "training/ppo/batch_rollout.py": ["tests/test_batch_ppo.py", "tests/test_batch_tables_state.py"],
+    "training/ppo/batch_rollout.py": ["tests/test_batch_rollout.py", "tests/test_batch_ppo.py",
+                                      "tests/test_batch_tables_state.py"],
     "training/ppo/batch_collect.py": ["tests/test_batch_ppo.py", "tests/test_batch_tables_state.py"],
-    "training/ppo/batch_config.py": ["tests/test_batch_ppo.py", "tests/test_config.py", "tests/test_config_files.py"],
-    "training/batch_ppo.py": ["tests/test_batch_ppo.py", "tests/test_batch_tables_state.py", "tests/test_ppo_loop.py"],
+    "training/ppo/batch_config.py": ["tests/test_batch_ppo_config.py", "tests/test_batch_ppo.py",
+                                     "tests/test_config.py", "tests/test_config_files.py"],
+    "training/batch_ppo.py": ["tests/test_batch_ppo.py", "tests/test_batch_ppo_config.py",
+                              "tests/test_batch_tables_state.py", "tests/test_ppo_loop.py"],
     "training/common/tb_writer.py": ["tests/test_tb_writer.py", "tests/test_resume.py"],
     # the batched engine's interfaces and bridges (issue 26)
     "tt_env/batch/vector_env.py": ["tests/test_batch_vector_env.py", "tests/test_sb3_batched_vec_env.py"],

@@ -1,4 +1,6 @@
-"""``training/batch_ppo.py``: tiny runs that ship and resume, config errors, seat attribution, masks."""
+"""``training/batch_ppo.py``: tiny runs that ship and resume, seat attribution, masks, the update.
+
+Its config: ``tests/test_batch_ppo_config.py``; the credit assignment alone: ``tests/test_batch_rollout.py``."""
 
 from __future__ import annotations
 
@@ -13,12 +15,11 @@ import torch
 from models.agent_loader import load_agent
 from models.networks import MLPPolicy
 from training import batch_ppo
-from training.common.config import ConfigError, load_config
+from training.common.config import load_config
 from training.common.resume import TENSORS
 from training.common.run_utils import RunExistsError
 from training.ppo.batch_collect import BatchTables, policy_step
 from training.ppo.batch_config import TABLE_KINDS, BatchPPOConfig
-from training.ppo.batch_rollout import Trajectories
 from tt_env import three_thirteen_v0
 from tt_env.agents import make_agent
 from tt_env.engine.rules import Rules
@@ -118,56 +119,6 @@ def test_overwrite_rules(tmp_path, capsys):
     assert batch_ppo.train(cfg, overwrite=True).stopped_by is None
 
 
-@pytest.mark.parametrize("override,message", [
-    ("num_table=8", "unknown config key.*allowed are"),
-    ("device=gpu", "device='gpu' is not allowed: use auto, cpu, cuda or cuda:K"),
-    ("opponents={self: 0.5, greedy-v0: 0.4}", "opponents=.* fractions that sum to 1"),
-    ("opponents={selfplay: 1.0}", r"opponents=.*mapping from \['self', 'pool', 'greedy-v0', 'random-v0', 'expert-v0'\]"),
-    ("num_tables=0", "num_tables=0 is not allowed: use an int from 1"),
-    ("num_envs=4", "num_envs=4 is not allowed: .*set num_tables instead"),
-    ("privileged_critic=maybe", "privileged_critic='maybe' has the wrong type"),
-    ("anneal_start_step=-1", "anneal_start_step=-1 is not allowed: use an int >= 0"),
-    ("anneal_end_step=300", "anneal_end_step=300 .*decay window must not be empty"),
-    ("total_steps=300", "total_steps=300 .*decay window must not be empty"),
-    ("anneal_end_step=1.5", "anneal_end_step=1.5 has the wrong type"),
-    ("opponents={self: 1.5, greedy-v0: -0.5}", r"^opponents\.self=1\.5 is not allowed: use a fraction in \[0, 1\]$"),
-    ("critic_hidden_sizes=[]", r"^critic_hidden_sizes=\[\] is not allowed: use a non-empty list of ints from 1 to 4096$"),
-    ("init_checkpoint=/nonexistent.pt",
-     r"^init_checkpoint='/nonexistent.pt' is not allowed: use an existing checkpoint file$"),
-    ("network=resnet", r"^network='resnet' is not allowed: use one of \['cardnet', "),
-    ("snapshot_every=0", r"^snapshot_every=0 is not allowed: use an int >= 1$"),
-    ("network_kwargs={channels: 100000, hidden: 16}", r"^network_kwargs: network option channels=100000 is out of"),
-])
-def test_bad_config_is_a_clear_error(tmp_path, override, message):
-    with pytest.raises(ConfigError, match=message):
-        config(tmp_path, "bad", "anneal_start_step=400" if "anneal_start" not in override else "seed=0", override)
-
-
-def test_the_config_s_bounds_themselves_are_allowed_and_one_past_them_is_not(tmp_path):
-    """The largest rollout (2**24 moves: 524,288 steps of 32 tables) and the fractions 0 and 1 pass."""
-    cfg = config(tmp_path, "edge", "num_tables=32", "rollout_steps=524288", "opponents={self: 1, pool: 0}")
-    assert cfg.rollout_steps * cfg.num_tables == 1 << 24 and cfg.table_counts()["self"] == cfg.num_tables
-    with pytest.raises(ConfigError, match=r"^rollout_steps=524289 is not allowed: use an int with rollout_steps \* "
-                                          r"num_tables \(moves per rollout\) from num_minibatches \(2\) to 16777216$"):
-        config(tmp_path, "edge", "num_tables=32", "rollout_steps=524289")
-
-
-def test_the_saved_config_has_no_selfplay_key(tmp_path):
-    """``num_envs`` is selfplay's key (this trainer has ``num_tables``): the run's config.yaml leaves it
-    out, so that the saved config loads back as it was."""
-    cfg = config(tmp_path, "keys")
-    assert "num_envs" not in cfg.to_dict() and cfg.to_dict()["num_tables"] == 8
-
-
-def test_the_learning_rate_decays_over_its_window():
-    whole = BatchPPOConfig(total_steps=1000, learning_rate=0.1)
-    assert [whole.learning_rate_at(s) for s in (0, 250, 1000, 1200)] == pytest.approx([0.1, 0.075, 0.0, 0.0])
-    window = BatchPPOConfig(total_steps=300, learning_rate=0.1, anneal_start_step=200, anneal_end_step=600)
-    assert [window.learning_rate_at(s) for s in (0, 199, 200, 300, 500, 600, 700)] == pytest.approx(
-        [0.1, 0.1, 0.1, 0.075, 0.025, 0.0, 0.0])
-    assert BatchPPOConfig(anneal_lr=False, learning_rate=0.1).learning_rate_at(10 ** 9) == 0.1
-
-
 def test_the_trainer_uses_the_window_across_chunks(tmp_path, monkeypatch):
     seen: list[float] = []
     real = batch_ppo.ppo_update
@@ -184,68 +135,6 @@ def test_the_trainer_uses_the_window_across_chunks(tmp_path, monkeypatch):
     assert seen[0] == 0.001 and all(a >= b for a, b in zip(seen, seen[1:])), seen
     assert 0.0005 < seen[first_chunk] < 0.001, "the second chunk must go on down the same window"
     assert 0 <= seen[-1] < 0.0005
-
-
-def test_cli_refuses_a_bad_key_and_a_missing_cuda(tmp_path, capsys):
-    with pytest.raises(SystemExit) as exc:
-        batch_ppo.main(["--set", "num_table=8"])
-    assert exc.value.code == 2 and "unknown config key" in capsys.readouterr().err
-    if not torch.cuda.is_available():
-        with pytest.raises(SystemExit):
-            batch_ppo.main(["--set", f"run_dir={tmp_path}", "--device", "cuda"])
-        assert "not available here" in capsys.readouterr().err
-
-
-def test_trajectories_hand_computed_case():
-    """2 tables, 2 seats: rewards go to the seat that earned them, until its next decision."""
-    traj = Trajectories(2, 2, 4, torch.device("cpu"))
-    seat = lambda *s: torch.tensor(s)  # noqa: E731
-    v = lambda *x: torch.tensor(x, dtype=torch.float32)  # noqa: E731
-    traj.decide(0, seat(0, 1), seat(0, 1), v(0.1, 0.2))          # t0: table 0 seat 0, table 1 seat 1
-    traj.earn(torch.tensor([[1.0, -1.0], [0.0, 0.0]]), torch.tensor([False, False]))
-    traj.decide(1, seat(0, 1), seat(1, 0), v(0.3, 0.4))          # t1: table 0 seat 1, table 1 seat 0
-    traj.earn(torch.tensor([[2.0, 5.0], [0.0, 7.0]]), torch.tensor([False, False]))
-    traj.decide(2, seat(0), seat(0), v(0.5))                     # t2: table 0 seat 0 again
-    traj.earn(torch.tensor([[0.0, 0.0], [3.0, -3.0]]), torch.tensor([False, True]))  # table 1's game ends
-    traj.decide(3, seat(1), seat(1), v(0.6))                     # t3: table 1 seat 1, new game
-    traj.earn(torch.tensor([[4.0, 4.0], [1.0, 1.0]]), torch.tensor([False, False]))
-    rows, seats = traj.open_decisions()
-    assert sorted(zip(rows.tolist(), seats.tolist())) == [(0, 0), (0, 1), (1, 1)]
-    traj.cut(rows, seats, torch.full((3,), 9.0))
-    pos = lambda t, b: t * 2 + b  # noqa: E731
-    # table 0 seat 0: decided at t0, earned 1 (t0) + 2 (t1) before deciding again at t2, then 4 (t3), cut
-    assert traj.reward[pos(0, 0)] == 3.0 and traj.next_pos[pos(0, 0)] == pos(2, 0)
-    assert traj.next_value[pos(0, 0)] == pytest.approx(0.5)
-    assert traj.reward[pos(2, 0)] == 4.0 and traj.next_value[pos(2, 0)] == 9.0 and traj.done[pos(2, 0)] == 0
-    # table 0 seat 1: decided at t1: 5 (t1) + 0 (t2) + 4 (t3); the -1 of t0 was before its decision
-    assert traj.reward[pos(1, 0)] == 9.0 and traj.next_pos[pos(1, 0)] == -1
-    # table 1 seat 1: decided at t0: 0 + 7 + (-3), game over at t2: terminal
-    assert traj.reward[pos(0, 1)] == 4.0 and traj.done[pos(0, 1)] == 1 and traj.next_pos[pos(0, 1)] == -1
-    # table 1 seat 0: decided at t1: 0 + 3, game over
-    assert traj.reward[pos(1, 1)] == 3.0 and traj.done[pos(1, 1)] == 1
-    # table 1 seat 1 in the new game: 1 (t3), cut
-    assert traj.reward[pos(3, 1)] == 1.0 and traj.next_value[pos(3, 1)] == 9.0
-    adv, ret = traj.advantages(0.5, 1.0)
-    # GAE along table 0 seat 0: delta0 = 3 + 0.5 * 0.5 - 0.1, delta2 = 4 + 0.5 * 9 - 0.5
-    assert adv[pos(2, 0)] == pytest.approx(8.0)
-    assert adv[pos(0, 0)] == pytest.approx(3.15 + 0.5 * 8.0)
-    assert ret[pos(0, 1)] == pytest.approx(4.0)
-
-
-def test_a_decision_at_the_first_position_is_open_until_cut():
-    """Table 0's decision at step 0 sits at position 0: it is open, advantages() refuses to run
-    before it is cut, and the cut bootstraps it."""
-    traj = Trajectories(2, 2, 2, torch.device("cpu"))
-    traj.decide(0, torch.tensor([0]), torch.tensor([1]), torch.tensor([0.25]))
-    traj.earn(torch.tensor([[0.0, 2.0], [0.0, 0.0]]), torch.tensor([False, False]))
-    rows, seats = traj.open_decisions()
-    assert rows.tolist() == [0] and seats.tolist() == [1]
-    with pytest.raises(RuntimeError, match="decisions still open"):
-        traj.advantages(0.5, 1.0)
-    traj.cut(rows, seats, torch.tensor([4.0]))
-    adv, ret = traj.advantages(0.5, 1.0)
-    assert traj.reward[0] == 2.0 and adv[0] == pytest.approx(2.0 + 0.5 * 4.0 - 0.25)
-    assert ret[0] == pytest.approx(4.0)
 
 
 def zero_value_mlp() -> MLPPolicy:
@@ -472,8 +361,9 @@ def test_a_resume_state_without_a_tensor_is_refused_in_one_line(tmp_path, refere
     is built from it (not as a KeyError deep in the restore)."""
     import shutil
 
-    from models.checkpoint import CheckpointError, attachment_path, serialize_state
     from test_resume_state import rewrite_attachment
+
+    from models.checkpoint import CheckpointError, attachment_path, serialize_state
 
     shutil.copytree(reference, tmp_path / "ref")
     latest = tmp_path / "ref" / "checkpoints" / "latest.pt"
@@ -526,11 +416,6 @@ def test_trainers_build_cardnet_for_the_decks_of_their_rules(tmp_path):
     assert selfplay.build_net(sp).num_decks == 2
 
 
-def test_the_default_config_file_is_the_defaults():
-    root = Path(__file__).resolve().parents[1]
-    assert load_config(BatchPPOConfig, root / "configs" / "batch_ppo_default.yaml") == BatchPPOConfig()
-
-
 def test_a_finished_run_can_be_trained_longer(tmp_path, capsys):
     cfg = config(tmp_path, "ext", "total_steps=60", "eval_every=0", "opponents={self: 1.0}")
     batch_ppo.train(cfg)
@@ -568,10 +453,3 @@ def test_the_update_makes_better_than_average_actions_more_likely(tmp_path):
     gain = after - logprob
     assert gain[advantage > 0].mean() > 0 > gain[advantage < 0].mean()
     assert (value_after - 2.0).abs().mean() < (value - 2.0).abs().mean()
-
-
-def test_cuda_graphs_need_a_cuda_device(tmp_path):
-    with pytest.raises(ConfigError, match=r"cuda_graphs=true is not allowed on device='cpu' \(here cpu\): CUDA "
-                                          r"graphs need a CUDA device; use cuda_graphs=false"):
-        batch_ppo.train(config(tmp_path, "graphs", "cuda_graphs=true"))
-    assert not (tmp_path / "graphs").exists()
