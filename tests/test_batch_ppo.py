@@ -319,40 +319,42 @@ def test_privileged_critic_trains_and_its_checkpoint_acts_alone(tmp_path):
     plays_a_legal_game(run.checkpoints / "final.pt")
 
 
-def test_the_privileged_critic_is_trained_by_the_optimiser(tmp_path, monkeypatch):
-    """The critic's weights are in the optimiser: the run's saved critic differs from the critic
-    it started with (a critic left out of the optimiser would stay as initialised)."""
+def at_first_update(monkeypatch) -> dict:
+    """Filled at the run's first ``ppo_update``: copies of the network's and the critic's weights
+    (``net``, ``critic``: None without one) and the optimiser's Adam ``eps`` (``adam_eps``)."""
     real, first = batch_ppo.ppo_update, {}
 
     def recording(net, critic, optimizer, data, cfg, gen):
         if not first:
-            first.update({k: v.clone() for k, v in critic.state_dict().items()})
-            assert [g["eps"] for g in optimizer.param_groups] == [1e-5]  # Adam as CleanRL's PPO sets it
+            first.update(net={k: v.clone() for k, v in net.state_dict().items()},
+                         critic=None if critic is None else {k: v.clone() for k, v in critic.state_dict().items()},
+                         adam_eps=[g["eps"] for g in optimizer.param_groups])
         return real(net, critic, optimizer, data, cfg, gen)
 
     monkeypatch.setattr(batch_ppo, "ppo_update", recording)
+    return first
+
+
+def test_the_privileged_critic_is_trained_by_the_optimiser(tmp_path, monkeypatch):
+    """The critic's weights are in the optimiser: the run's saved critic differs from the critic
+    it started with (a critic left out of the optimiser would stay as initialised)."""
+    first = at_first_update(monkeypatch)
     run = batch_ppo.train(config(tmp_path, "priv", "privileged_critic=true", "critic_hidden_sizes=[32]",
                                  "total_steps=200", "eval_every=0"))
     trained = torch.load(run.checkpoints / f"latest.{TENSORS}", weights_only=True)["critic"]
-    assert first and set(trained) == set(first)
-    assert all(not torch.equal(trained[k], first[k]) for k in first), "a critic tensor was never updated"
+    assert first["adam_eps"] == [1e-5]  # Adam as CleanRL's PPO sets it
+    assert set(trained) == set(first["critic"])
+    assert all(not torch.equal(trained[k], v) for k, v in first["critic"].items()), "a critic tensor never changed"
 
 
 def test_init_checkpoint_starts_the_run_from_its_weights(tmp_path, monkeypatch, reference):
     """The first update starts from the weights of ``init_checkpoint`` (the reference's final
     network), not from a fresh network's."""
-    real, first = batch_ppo.ppo_update, {}
-
-    def recording(net, critic, optimizer, data, cfg, gen):
-        if not first:
-            first.update({k: v.clone() for k, v in net.state_dict().items()})
-        return real(net, critic, optimizer, data, cfg, gen)
-
-    monkeypatch.setattr(batch_ppo, "ppo_update", recording)
+    first = at_first_update(monkeypatch)
     start = reference / "checkpoints" / "final.pt"
     batch_ppo.train(config(tmp_path, "init", f"init_checkpoint={start}", "total_steps=100", "eval_every=0"))
     want = weights(reference)
-    assert set(first) == set(want) and all(torch.equal(first[k], want[k]) for k in want)
+    assert set(first["net"]) == set(want) and all(torch.equal(first["net"][k], want[k]) for k in want)
 
 
 @pytest.mark.parametrize("dropped", ["tables", "update_rng"])
