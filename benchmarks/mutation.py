@@ -88,6 +88,17 @@ MODULES: dict[str, list[str]] = {
     "tt_env/batch/state.py": ["tests/test_batch_state.py", "tests/test_batch_api.py",
                               "tests/test_batch_tables_state.py"],
     "tt_env/batch/observe.py": ["tests/test_batch_observe.py", "tests/test_batch_engine.py", TRITON_TESTS],
+    "tt_env/batch/random_keys.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py", TRITON_TESTS],
+    "tt_env/batch/buffers.py": ["tests/test_batch_buffers.py", "tests/test_batch_api.py"],
+    "tt_env/batch/global_state.py": ["tests/test_batch_global_state.py", "tests/test_batch_ppo.py"],
+    # the PPO trainers' shared losses and the self-play trainer's update, tables and loop
+    "training/ppo/losses.py": ["tests/test_ppo_losses.py", "tests/test_ppo_update.py", "tests/test_batch_ppo.py"],
+    "training/ppo/update.py": ["tests/test_ppo_update.py", "tests/test_ppo_loop.py", "tests/test_models.py"],
+    "training/ppo/loop.py": ["tests/test_ppo_loop.py", "tests/test_run_loop.py", "tests/test_resume.py"],
+    "training/ppo/selfplay_tables.py": ["tests/test_ppo_loop.py", "tests/test_resume.py", "tests/test_training_smoke.py"],
+    "training/ppo/batch_critic.py": ["tests/test_batch_ppo.py", "tests/test_batch_ppo_config.py"],
+    "training/selfplay.py": ["tests/test_ppo_loop.py", "tests/test_resume.py", "tests/test_trainer_cli.py",
+                             "tests/test_training_smoke.py"],
 }
 """Module -> the test files that cover it (only these run for its mutants)."""
 PACKAGES = ["tt_env", "models", "training"]
