@@ -88,7 +88,7 @@ MODULES: dict[str, list[str]] = {
     "tt_env/batch/state.py": ["tests/test_batch_state.py", "tests/test_batch_api.py",
                               "tests/test_batch_tables_state.py"],
     "tt_env/batch/observe.py": ["tests/test_batch_observe.py", "tests/test_batch_engine.py", TRITON_TESTS],
-    "tt_env/batch/random_keys.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py", TRITON_TESTS],
+    "tt_env/batch/random_keys.py": ["tests/test_batch_random_keys.py", "tests/test_batch_api.py", "tests/test_batch_engine.py", TRITON_TESTS],
     "tt_env/batch/buffers.py": ["tests/test_batch_buffers.py", "tests/test_batch_api.py"],
     "tt_env/batch/global_state.py": ["tests/test_batch_global_state.py", "tests/test_batch_ppo.py"],
     # the PPO trainers' shared losses and the self-play trainer's update, tables and loop
