@@ -70,3 +70,25 @@ def test_a_held_observation_never_changes_and_a_dropped_one_is_reused() -> None:
     for held, copy in zip(kept, copies, strict=True):
         assert torch.equal(held, copy)
     assert len(addresses) < 30  # memory nobody held was handed out again
+
+
+def test_a_free_array_is_reused_only_for_its_own_shape_and_dtype() -> None:
+    pool = ReusedArrays(size=1)
+    pool.empty((4, 6), "float32")  # dropped at once: the pool's one array is free
+    for shape, dtype in (((4, 7), "float32"), ((6, 4), "float32"), ((4, 6), "int32")):
+        other = pool.empty(shape, dtype)  # the free array has another shape or dtype: a new one takes its place
+        assert other.shape == shape and other.dtype == getattr(torch, dtype)
+        assert pool._arrays[0].shape == shape and pool._arrays[0].dtype == dtype
+        del other
+
+
+@pytest.mark.parametrize("size", [0, -1, True, 1.5, "2"])
+def test_a_pool_size_that_is_not_an_int_of_at_least_1_is_refused(size) -> None:
+    with pytest.raises(ValueError, match=f"size={size!r} is not allowed: use an int >= 1"):
+        ReusedArrays(size=size)
+
+
+def test_a_pool_of_one_array_reuses_it() -> None:
+    pool = ReusedArrays(size=1)
+    address = pool.empty((3,), "float32").data_ptr()  # dropped at once
+    assert pool.empty((3,), "float32").data_ptr() == address

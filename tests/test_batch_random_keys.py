@@ -9,7 +9,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tt_env.batch.random_keys import MASK32, mix32, seed_words, shuffle_order, shuffle_prefix, stream_base, uniform_below
+from tt_env.batch.random_keys import (
+    MASK32,
+    mix32,
+    seed_words,
+    shuffle_order,
+    shuffle_prefix,
+    stream_base,
+    uniform_below,
+)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 12345, 2 ** 32 - 1])
