@@ -119,3 +119,20 @@ def test_explained_variance_is_nan_when_the_returns_do_not_vary():
                        torch.Generator().manual_seed(0))
     assert np.isnan(stats["explained_variance"])
     assert set(stats) == {"policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance"}
+
+
+def test_the_minibatch_order_comes_from_the_generator_given():
+    """Two updates from the same weights with equal generators end equal, whatever the global seed
+    (a resumed run restores that generator, not torch's global one)."""
+    results = []
+    for global_seed in (1, 2):
+        net, buf = small_rollout()
+        torch.manual_seed(global_seed)
+        ppo_update(net, torch.optim.SGD(net.parameters(), lr=0.5), buf, config(num_minibatches=4),
+                   torch.Generator().manual_seed(3))
+        results.append(torch.cat([p.detach().flatten() for p in net.parameters()]))
+    assert torch.equal(results[0], results[1])
+    net, buf = small_rollout()
+    ppo_update(net, torch.optim.SGD(net.parameters(), lr=0.5), buf, config(num_minibatches=4),
+               torch.Generator().manual_seed(4))
+    assert not torch.equal(torch.cat([p.detach().flatten() for p in net.parameters()]), results[0])
