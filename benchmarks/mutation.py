@@ -98,13 +98,14 @@ MODULES: dict[str, list[str]] = {
     "training/ppo/losses.py": ["tests/test_ppo_losses.py", "tests/test_ppo_update.py", "tests/test_batch_ppo.py"],
     "training/ppo/update.py": ["tests/test_ppo_update.py", "tests/test_ppo_loop.py", "tests/test_models.py"],
     "training/ppo/loop.py": ["tests/test_ppo_loop.py", "tests/test_run_loop.py", "tests/test_resume.py"],
-    "training/ppo/selfplay_tables.py": ["tests/test_ppo_loop.py", "tests/test_resume.py",
-                                        "tests/test_training_smoke.py"],
+    "training/ppo/selfplay_tables.py": ["tests/test_ppo_loop.py", "tests/test_resume.py", "tests/test_resume_state.py"],
     "training/ppo/batch_critic.py": ["tests/test_batch_ppo.py", "tests/test_batch_ppo_config.py"],
-    "training/selfplay.py": ["tests/test_ppo_loop.py", "tests/test_resume.py", "tests/test_trainer_cli.py",
-                             "tests/test_training_smoke.py"],
+    "training/selfplay.py": ["tests/test_ppo_loop.py", "tests/test_resume.py", "tests/test_trainer_cli.py"],
 }
-"""Module -> the test files that cover it (only these run for its mutants)."""
+"""Module -> the test files that cover it (only these run for its mutants). Not listed: tests that
+run a module's script in a subprocess (``tests/test_training_smoke.py``): under mutmut's first,
+recording run the script fails to import the recording trampolines, and every mutant is left
+"not checked"."""
 PACKAGES = ["tt_env", "models", "training"]
 
 

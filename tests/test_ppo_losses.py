@@ -49,3 +49,34 @@ def test_a_minibatch_of_one_keeps_its_raw_advantage():
     losses = clipped_ppo_losses(torch.zeros(1), torch.zeros(1), torch.tensor([2.0]), torch.zeros(1),
                                 torch.zeros(1), torch.zeros(1), torch.zeros(1), clip_coef=0.2)
     assert losses.policy.item() == -2.0
+
+
+def test_the_value_clip_is_around_the_old_value_on_both_sides():
+    """Old values 1 and -1, clip 0.2. Row 0 moved up to 1.5 (clipped to 1.2) and row 1 down to
+    -1.5 (clipped to -1.2); each loss term is the larger squared error, clipped or not."""
+    value = torch.tensor([1.5, -1.5, 0.0], requires_grad=True)
+    old_value = torch.tensor([1.0, -1.0, 0.1])
+    returns = torch.tensor([3.0, -3.0, -2.0])
+    losses = clipped_ppo_losses(torch.zeros(3), torch.zeros(3), torch.zeros(3), torch.zeros(3), value, old_value,
+                                returns, clip_coef=0.2)
+    # row 0: (1.5 - 3)^2 = 2.25 < (1.2 - 3)^2 = 3.24; row 1 the same mirrored; row 2 inside: (0 + 2)^2 = 4
+    assert losses.value.item() == pytest.approx(0.5 * (3.24 + 3.24 + 4.0) / 3, abs=1e-5)
+    far = clipped_ppo_losses(torch.zeros(1), torch.zeros(1), torch.zeros(1), torch.zeros(1), torch.tensor([0.5]),
+                             torch.zeros(1), torch.tensor([-1.0]), clip_coef=0.2)
+    assert far.value.item() == pytest.approx(0.5 * 2.25)  # the unclipped error (1.5^2) is the larger
+
+
+def test_advantages_are_centred_before_they_are_scaled():
+    """Advantages 3 and 1 (mean 2, sample std sqrt 2) become +-1/sqrt 2, as 1 and -1 do."""
+    logprob = torch.zeros(2, requires_grad=True)
+    losses = clipped_ppo_losses(logprob, torch.zeros(2), torch.tensor([3.0, 1.0]), torch.zeros(2), torch.zeros(2),
+                                torch.zeros(2), torch.zeros(2), clip_coef=0.2)
+    losses.policy.backward()
+    h = 1 / math.sqrt(2)
+    assert torch.allclose(logprob.grad, torch.tensor([-h / 2, h / 2]), atol=1e-6)
+
+
+def test_a_ratio_on_the_clip_boundary_is_not_counted_as_clipped():
+    losses = clipped_ppo_losses(torch.zeros(2), torch.zeros(2), torch.tensor([1.0, -1.0]), torch.zeros(2),
+                                torch.zeros(2), torch.zeros(2), torch.zeros(2), clip_coef=0.0)
+    assert float(losses.clipfrac) == 0.0  # ratio exactly 1 = 1 + 0: on the range's edge, not outside
