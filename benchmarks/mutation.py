@@ -99,7 +99,8 @@ MODULES: dict[str, list[str]] = {
     "training/ppo/update.py": ["tests/test_ppo_update.py", "tests/test_ppo_loop.py", "tests/test_models.py"],
     "training/ppo/loop.py": ["tests/test_ppo_loop.py", "tests/test_run_loop.py", "tests/test_resume.py"],
     "training/ppo/selfplay_tables.py": ["tests/test_ppo_loop.py", "tests/test_resume.py", "tests/test_resume_state.py"],
-    "training/ppo/batch_critic.py": ["tests/test_batch_ppo.py", "tests/test_batch_ppo_config.py"],
+    "training/ppo/batch_critic.py": ["tests/test_batch_critic.py", "tests/test_batch_ppo.py",
+                                     "tests/test_batch_ppo_config.py"],
     "training/selfplay.py": ["tests/test_ppo_loop.py", "tests/test_resume.py", "tests/test_trainer_cli.py"],
 }
 """Module -> the test files that cover it (only these run for its mutants). Not listed: tests that

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
 
 import test_batch_ppo
 import test_resume
+from models.checkpoint import CheckpointError, read_metadata, save_checkpoint
 from models.networks import build_network
 from training import batch_ppo, selfplay
-from training.common.run_utils import TrainingDiverged
-from training.ppo.loop import EvalSchedule, check_not_diverged
+from training.common.config import SelfPlayConfig
+from training.common.resume import StopSignals
+from training.common.run_utils import EvalResult, TrainingDiverged
+from training.ppo import loop
+from training.ppo.loop import EvalSchedule, build_net, check_not_diverged
+from tt_env.engine.rules import Rules
+from tt_env.observation import OBS_VERSION
 
 
 def test_the_schedule_evaluates_every_interval_and_once_at_the_end() -> None:
@@ -78,3 +85,62 @@ def test_both_trainers_exit_1_on_a_diverged_update_and_keep_no_bad_checkpoint(tm
     assert str(stop.value.code).startswith("error: training diverged at update 1: ")
     latest = torch.load(tmp_path / "run" / "checkpoints" / "latest.pt", weights_only=True)
     assert latest and all(torch.isfinite(v).all() for v in latest.values())
+
+
+def test_build_net_follows_the_config() -> None:
+    """The network is the configured one: its kind, its sizes and the players it reads."""
+    cfg = SelfPlayConfig(network="mlp", network_kwargs={"hidden_sizes": [12]}, num_players=3)
+    net = build_net(cfg)
+    first = next(m for m in net.modules() if isinstance(m, torch.nn.Linear))
+    assert (first.in_features, first.out_features) == (net.input_size, 12)
+    assert net.input_size == build_network("mlp", num_players=3, hidden_sizes=[12]).input_size
+    assert net.input_size != build_network("mlp", num_players=2, hidden_sizes=[12]).input_size
+
+
+def test_an_init_checkpoint_of_another_observation_layout_is_refused(tmp_path) -> None:
+    net = build_network("mlp", num_players=2, hidden_sizes=[12])
+    path = save_checkpoint(tmp_path / "old.pt", net, obs_version=OBS_VERSION + 1, rules=Rules().to_dict(),
+                           training_steps=0)
+    cfg = SelfPlayConfig(network="mlp", network_kwargs={"hidden_sizes": [12]}, init_checkpoint=str(path))
+    with pytest.raises(CheckpointError, match="obs"):
+        build_net(cfg)
+
+
+class RecordingWriter:
+    def __init__(self) -> None:
+        self.scalars: list[tuple[str, float, int]] = []
+
+    def add_scalar(self, tag: str, value: float, step: int) -> None:
+        self.scalars.append((tag, value, step))
+
+
+def test_an_evaluation_is_logged_saved_and_recorded_in_the_checkpoints(tmp_path, monkeypatch) -> None:
+    """``evaluate_and_save``: both ``step_N.pt`` and ``final.pt`` carry the evaluation (step,
+    deals, full games, results), the trainer and the config; ``log_evaluation`` logs each
+    opponent's score difference and win rate at the step."""
+    results = [EvalResult("greedy-v0", 4, 8, -3.5, 1.0, 0.625), EvalResult("random-v0", 4, 8, -9.0, 2.0, 1.0)]
+    monkeypatch.setattr(loop, "evaluate_agent", lambda *args, **kwargs: results)
+    recorded = []
+    run = SimpleNamespace(checkpoints=tmp_path, record_eval=lambda step, res: recorded.append((step, res)))
+    cfg = SelfPlayConfig(network="mlp", network_kwargs={"hidden_sizes": [8]}, eval_deals=4)
+    net = build_net(cfg)
+    assert loop.evaluate_and_save(net, cfg, run, 64, True, StopSignals(), "selfplay") == results
+    assert recorded == [(64, results)]
+    for name in ("step_64.pt", "final.pt"):
+        meta = read_metadata(tmp_path / name)
+        assert meta["evaluation"] == {"step": 64, "deals": 4, "full_game": True,
+                                      "results": [r.to_dict() for r in results]}
+        assert meta["extra"] == {"trainer": "selfplay", "config": cfg.to_dict()}
+    writer = RecordingWriter()
+    loop.log_evaluation(writer, results, 64)
+    assert writer.scalars == [("eval/greedy-v0/score_diff", -3.5, 64), ("eval/greedy-v0/win_rate", 0.625, 64),
+                              ("eval/random-v0/score_diff", -9.0, 64), ("eval/random-v0/win_rate", 1.0, 64)]
+
+
+def test_the_progress_bar_counts_steps_from_where_the_run_is() -> None:
+    assert loop.progress_bar(SelfPlayConfig(progress=False), 0) is None
+    bar = loop.progress_bar(SelfPlayConfig(progress=True, total_steps=500, name="run"), 800)
+    try:
+        assert (bar.total, bar.n, bar.unit, bar.desc) == (500, 500, "step", "run")
+    finally:
+        bar.close()
