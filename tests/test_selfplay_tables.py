@@ -28,9 +28,9 @@ def test_scripted_seats_draw_from_the_run_s_generator() -> None:
     for _ in range(2):
         torch.manual_seed(0)  # the network's weights and the learner's sampled moves
         play = SelfPlay(cfg, build_net(cfg), np.random.default_rng(5))
-        given = []
-        real = play.scripted[0].act
-        play.scripted[0].act = lambda o, m, rng: (given.append(rng), real(o, m, rng))[1]
+        given: list = []
+        play.scripted[0].act = lambda o, m, rng, given=given, real=play.scripted[0].act: (given.append(rng),
+                                                                                          real(o, m, rng))[1]
         buf = Buffer()
         play.collect(buf, 150)
         assert given and all(rng is play.rng for rng in given)
@@ -43,8 +43,8 @@ def test_every_transition_is_closed_exactly_once_across_cuts() -> None:
     play = SelfPlay(cfg, build_net(cfg), np.random.default_rng(1))
     for _ in range(3):  # three rollouts, each cut with decisions still open
         buf, closed = Buffer(), []
-        real = buf.close
-        buf.close = lambda idx, *args, **kwargs: (closed.append(idx), real(idx, *args, **kwargs))[1]
+        buf.close = lambda idx, *args, closed=closed, real=buf.close, **kwargs: (closed.append(idx),
+                                                                                real(idx, *args, **kwargs))[1]
         play.collect(buf, 120)
         assert sorted(closed) == list(range(len(buf)))
         assert all(i < 0 for t in play.tables for i in t.open_idx)
