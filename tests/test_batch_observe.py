@@ -214,3 +214,19 @@ def test_a_cpu_deals_and_refills_in_c_where_it_is_built() -> None:
     built = kernels.c_deal_rows is not None
     assert deals_in_c(torch.device("cpu"), "auto") == built and (not built or deals_in_c(torch.device("cpu"), "c"))
     assert not deals_in_c(torch.device("cpu"), "torch") and not deals_in_c(torch.device("meta"), "auto")
+
+
+@pytest.mark.parametrize("backend", ["c", "torch"])
+def test_the_draw_actions_at_the_stock_s_and_the_pile_s_edges(backend: str) -> None:
+    """An empty stock may be drawn from only when the pile holds more than its top (a refill needs
+    cards under it), the top discard only when there is one: as ``tt_env.engine.game`` says."""
+    if backend == "c" and observe_module._c_observe_and_mask is None:
+        pytest.skip("the C extension is not built")
+    game = BatchGame(Rules(), 6, seed=1)
+    game.reset()
+    s = game.state
+    s.stock_len[:] = torch.tensor([0, 0, 0, 5, 5, 0])
+    s.pile_len[:] = torch.tensor([0, 1, 2, 0, 1, 3])
+    mask = observe_and_mask(s, game.round_number, game.shoe_size, 200, False, backend=backend)[1]
+    assert mask[:, 0].tolist() == [False, False, True, True, True, True]
+    assert mask[:, 1].tolist() == [False, True, True, False, True, True]
