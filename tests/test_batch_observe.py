@@ -55,7 +55,7 @@ def test_the_c_loop_writes_what_the_tensor_code_computes(name: str, autoreset: b
     finished = 0
     for step in range(400):
         if step % 7 == 0 or bool(ts.round_over.any()):
-            for c_view, torch_view in zip(views(game, "c"), views(game, "torch")):
+            for c_view, torch_view in zip(views(game, "c"), views(game, "torch"), strict=True):
                 assert c_view.dtype == torch_view.dtype and torch.equal(c_view, torch_view)
         ts = game.step(agent.act(ts.observation, ts.action_mask))
         finished += int(ts.game_over.sum())
