@@ -103,6 +103,8 @@ MODULES: dict[str, list[str]] = {
     "training/ppo/batch_critic.py": ["tests/test_batch_critic.py", "tests/test_batch_ppo.py",
                                      "tests/test_batch_ppo_config.py"],
     "training/selfplay.py": ["tests/test_ppo_loop.py", "tests/test_resume.py", "tests/test_trainer_cli.py"],
+    "training/train_sb3.py": ["tests/test_trainer_cli.py", "tests/test_resume.py", "tests/test_tb_writer.py",
+                              "tests/test_sb3_batched_vec_env.py", "tests/test_devices.py"],
 }
 """Module -> the test files that cover it (only these run for its mutants). Not listed: tests that
 run a module's script in a subprocess (``tests/test_training_smoke.py``): under mutmut's first,
