@@ -87,6 +87,12 @@ def test_a_stopped_run_resumes_bit_identically(tmp_path, monkeypatch, capsys, re
         assert tb_scalars(run.path, tag) == tb_scalars(reference, tag), tag
 
 
+def test_the_learning_rate_decays_linearly_over_the_updates(reference):
+    """anneal_lr (the default): update k of 8 trains at learning_rate x (1 - (k - 1) / 8)."""
+    rates = [value for _, value in tb_scalars(reference, "charts/learning_rate")]
+    assert rates == pytest.approx([3e-4 * (1 - k / 8) for k in range(8)], rel=1e-6)
+
+
 def test_latest_is_saved_every_save_every_steps_and_at_evaluations(tmp_path, monkeypatch):
     steps = []
     real = selfplay.save_latest
@@ -231,7 +237,7 @@ def test_init_checkpoint_starts_from_its_weights(tmp_path):
     start = tmp_path / "a" / "checkpoints" / "final.pt"
     net = selfplay.build_net(config(tmp_path, "b", f"init_checkpoint={start}"))
     saved, _ = load_checkpoint(start)
-    assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(), saved.state_dict().values()))
+    assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(), saved.state_dict().values(), strict=True))
 
 
 # ---------------------------------------------------------------- train_sb3.py and main_job.py

@@ -41,3 +41,15 @@ def test_a_stopped_run_names_the_step_it_resumes_from(tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     assert "stopped at step 1024 of 5000" in out
     assert f"python training/train_sb3.py --config {tmp_path / 'config.yaml'} --resume" in out
+
+
+@pytest.mark.parametrize("module", ["selfplay", "batch_ppo", "train_sb3"])
+def test_help_opens_with_the_trainer_s_one_line_summary(module: str, capsys) -> None:
+    import importlib
+
+    trainer = importlib.import_module(f"training.{module}")
+    with pytest.raises(SystemExit) as stop:
+        trainer.main(["--help"])
+    assert stop.value.code == 0
+    summary = " ".join(trainer.__doc__.split("\n\n")[0].split())
+    assert summary in " ".join(capsys.readouterr().out.split())
