@@ -1,4 +1,5 @@
-"""``training.ppo.loop``: what selfplay.py and batch_ppo.py share (evaluation schedule, divergence)."""
+"""``training.ppo.loop`` (what selfplay.py and batch_ppo.py share: the network, divergence, the bar) and
+``training.common.evaluations`` (what every trainer shares: the evaluation schedule and its files)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from training import batch_ppo, selfplay
 from training.common.config import SelfPlayConfig
 from training.common.resume import StopSignals
 from training.common.run_utils import EvalResult, TrainingDiverged
+from training.common import evaluations
+from training.common.evaluations import EvalSchedule
 from training.ppo import loop
-from training.ppo.loop import EvalSchedule, build_net, check_not_diverged
+from training.ppo.loop import build_net, check_not_diverged
 from tt_env.engine.rules import Rules
 from tt_env.observation import OBS_VERSION
 
@@ -119,12 +122,12 @@ def test_an_evaluation_is_logged_saved_and_recorded_in_the_checkpoints(tmp_path,
     deals, full games, results), the trainer and the config; ``log_evaluation`` logs each
     opponent's score difference and win rate at the step."""
     results = [EvalResult("greedy-v0", 4, 8, -3.5, 1.0, 0.625), EvalResult("random-v0", 4, 8, -9.0, 2.0, 1.0)]
-    monkeypatch.setattr(loop, "evaluate_agent", lambda *args, **kwargs: results)
+    monkeypatch.setattr(evaluations, "evaluate_agent", lambda *args, **kwargs: results)
     recorded = []
     run = SimpleNamespace(checkpoints=tmp_path, record_eval=lambda step, res: recorded.append((step, res)))
     cfg = SelfPlayConfig(network="mlp", network_kwargs={"hidden_sizes": [8]}, eval_deals=4)
     net = build_net(cfg)
-    assert loop.evaluate_and_save(net, cfg, run, 64, True, StopSignals(), "selfplay") == results
+    assert evaluations.evaluate_and_save(net, cfg, run, 64, True, StopSignals(), "selfplay") == results
     assert recorded == [(64, results)]
     for name in ("step_64.pt", "final.pt"):
         meta = read_metadata(tmp_path / name)
@@ -132,7 +135,7 @@ def test_an_evaluation_is_logged_saved_and_recorded_in_the_checkpoints(tmp_path,
                                       "results": [r.to_dict() for r in results]}
         assert meta["extra"] == {"trainer": "selfplay", "config": cfg.to_dict()}
     writer = RecordingWriter()
-    loop.log_evaluation(writer, results, 64)
+    evaluations.log_evaluation(writer, results, 64)
     assert writer.scalars == [("eval/greedy-v0/score_diff", -3.5, 64), ("eval/greedy-v0/win_rate", 0.625, 64),
                               ("eval/random-v0/score_diff", -9.0, 64), ("eval/random-v0/win_rate", 1.0, 64)]
 

@@ -15,7 +15,7 @@ import torch
 
 from models.checkpoint import load_checkpoint
 from training import selfplay
-from training.ppo import loop as ppo_loop
+from training.common import evaluations
 from training.common.config import ConfigError, SelfPlayConfig, load_config
 from training.common.resume import STATE, TENSORS
 from training.common.run_utils import RunExistsError, RunFolderError
@@ -68,7 +68,7 @@ def test_a_stopped_run_resumes_bit_identically(tmp_path, monkeypatch, capsys, re
     if where == "update":
         sigint_on_call(monkeypatch, selfplay, "ppo_update", 3)  # during the 3rd update
     else:  # at the first evaluation (step 512), or at the last (1024: trained to the end, not yet evaluated)
-        sigint_on_call(monkeypatch, ppo_loop, "evaluate_agent", 1 if where == "evaluation" else 2)
+        sigint_on_call(monkeypatch, evaluations, "evaluate_agent", 1 if where == "evaluation" else 2)
     run = selfplay.train(config(tmp_path, "cut"))
     monkeypatch.undo()
     out = capsys.readouterr().out

@@ -159,6 +159,7 @@ def test_sb3_resume_restores_numpys_global_generator_and_the_others(tmp_path):
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from training import train_sb3
+    from training.common.evaluations import EvalSchedule
     from training.common.resume import StopSignals, load_latest
 
     cfg = sb3_config(tmp_path)
@@ -171,7 +172,7 @@ def test_sb3_resume_restores_numpys_global_generator_and_the_others(tmp_path):
     run = RunDir(cfg.run_dir, cfg.name)
     run.create(overwrite=False)
     try:
-        callback = train_sb3.RunCallback(cfg, run, StopSignals(), {"step": 0, "next_eval": 256, "last_eval": None})
+        callback = train_sb3.RunCallback(cfg, run, StopSignals(), 0, EvalSchedule.start(256))
         callback.model = model()
         np.random.seed(11), random.seed(12), torch.manual_seed(13)
         safe = callback.capture()

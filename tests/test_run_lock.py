@@ -15,7 +15,7 @@ import pytest
 
 from training import selfplay
 from training.common import run_lock
-from training.ppo import loop as ppo_loop
+from training.common import evaluations
 from training.common.run_lock import LOCK_NAME, RunInUseError, RunLock
 
 from test_resume import TINY, config, sb3_config, snapshot
@@ -135,13 +135,13 @@ def test_liveness_of_a_lock(tmp_path):
 
 def test_a_run_holds_the_lock_while_it_trains_and_releases_it(tmp_path, monkeypatch):
     seen = []
-    real = ppo_loop.evaluate_agent
+    real = evaluations.evaluate_agent
 
     def look(*args, **kwargs):
         seen.append(json.loads((tmp_path / "run" / LOCK_NAME).read_text()))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(ppo_loop, "evaluate_agent", look)
+    monkeypatch.setattr(evaluations, "evaluate_agent", look)
     selfplay.train(config(tmp_path, "run", "total_steps=128", "eval_every=0"))
     assert seen and all(s["pid"] == os.getpid() and s["host"] == socket.gethostname() for s in seen)
     assert {"format", "pid", "host", "started", "process_start", "command", "token"} <= set(seen[0])

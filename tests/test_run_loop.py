@@ -14,9 +14,9 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from training.common.config import SelfPlayConfig, load_config
+from training.common.evaluations import EvalSchedule
 from training.common.run_utils import RunDir
 from training.ppo import run_loop
-from training.ppo.loop import EvalSchedule
 from training.ppo.run_loop import Progress, UpdateResult, run_updates
 
 STEPS_PER_UPDATE, UPDATES = 100, 3

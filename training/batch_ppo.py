@@ -25,13 +25,14 @@ from models.checkpoint import load_checkpoint
 from models.networks import PolicyValueNet
 from training.common.config import ConfigError
 from training.common.device import check_resume_device, cuda_rng_state, resolve_device, restore_cuda_rng
+from training.common.evaluations import EvalSchedule
 from training.common.resume import FROZEN, check_resumable, is_count, is_str, load_latest, restoring, save_latest
 from training.common.run_utils import RunDir
 from training.common.trainer_cli import trainer_main
 from training.ppo.batch_collect import BatchTables, Rollout, policy_step
 from training.ppo.batch_config import TABLE_KINDS, BatchPPOConfig
 from training.ppo.batch_critic import PrivilegedCritic
-from training.ppo.loop import EvalSchedule, build_net
+from training.ppo.loop import build_net
 from training.ppo.losses import clipped_ppo_losses
 from training.ppo.run_loop import Progress, UpdateResult, run_updates
 from tt_env.observation import OBS_VERSION

@@ -28,10 +28,11 @@ import torch
 from models.checkpoint import load_checkpoint
 from training.common.config import ConfigError, SelfPlayConfig
 from training.common.device import check_resume_device, cuda_rng_state, resolve_device, restore_cuda_rng
+from training.common.evaluations import EvalSchedule
 from training.common.resume import FROZEN, check_resumable, is_count, is_dict, load_latest, restoring, save_latest
 from training.common.run_utils import RunDir
 from training.common.trainer_cli import trainer_main
-from training.ppo.loop import EvalSchedule, build_net
+from training.ppo.loop import build_net
 from training.ppo.run_loop import Progress, UpdateResult, run_updates
 from training.ppo.selfplay_tables import LEARNER, SelfPlay, Table  # noqa: F401  (re-exported: their old home)
 from training.ppo.update import Buffer, ppo_update

@@ -34,20 +34,26 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
 import tt_env  # noqa: F401  (registers the environment id)
-from models.checkpoint_agent import CheckpointAgent
-from models.checkpoint import save_checkpoint
 from models.networks import MLPPolicy
 from models.sb3_zip import mlp_state_from_sb3
 from training.common.config import SB3Config, dump_config
-from training.common.device import (check_resume_device, cuda_rng_state, resolve_device,
-                             restore_cuda_rng)
-from training.common.resume import (StopRequested, StopSignals, check_resumable,
-                             is_count, is_dict, is_list, load_latest, restoring, save_latest)
-from training.common.run_utils import RunDir, evaluate_agent, format_results
+from training.common.device import check_resume_device, cuda_rng_state, resolve_device, restore_cuda_rng
+from training.common.evaluations import EvalSchedule, evaluate_and_save
+from training.common.resume import (
+    StopRequested,
+    StopSignals,
+    check_resumable,
+    is_count,
+    is_dict,
+    is_list,
+    load_latest,
+    restoring,
+    save_latest,
+)
+from training.common.run_utils import RunDir, format_results
 from training.common.tb_writer import purging_writer, wait_past_event_files
 from training.common.trainer_cli import report_end, trainer_main
 from training.sb3.batched_vec_env import BatchedVecEnv
-from tt_env.observation import OBS_VERSION
 
 TRAINER = "training/train_sb3.py"
 TB_NAME = "ppo"
@@ -97,19 +103,17 @@ class RunCallback(BaseCallback):
     update): a stop in the middle of a rollout saves that, and the partial rollout is played again.
     """
 
-    def __init__(self, cfg: SB3Config, run: RunDir, signals: StopSignals, counters: dict) -> None:
+    def __init__(self, cfg: SB3Config, run: RunDir, signals: StopSignals, step: int, evals: EvalSchedule) -> None:
         super().__init__()
-        self.cfg, self.run, self.signals = cfg, run, signals
-        self.next_eval = counters["next_eval"]
-        self.last_eval = counters["last_eval"]
-        self.next_save = counters["step"] + (cfg.save_every or float("inf"))
+        self.cfg, self.run, self.signals, self.evals = cfg, run, signals, evals
+        self.next_save = step + (cfg.save_every or float("inf"))
         self.eval_seconds = 0.0
         self.safe: dict | None = None
 
     def capture(self) -> dict:
         """The counters and generator states now (between rollouts), for :meth:`save`."""
         return {"step": int(self.model.num_timesteps), "n_updates": int(self.model._n_updates),
-                "episode_num": int(self.model._episode_num), "next_eval": self.next_eval, "last_eval": self.last_eval,
+                "episode_num": int(self.model._episode_num), **self.evals.state(),
                 "history": len(self.run.history), "torch_rng": torch.get_rng_state(),
                 **cuda_rng_state(self.model.device),
                 "np_rng": np.random.get_state(legacy=False), "py_rng": random.getstate()}
@@ -118,8 +122,8 @@ class RunCallback(BaseCallback):
         np_rng = dict(safe["np_rng"], state={"key": safe["np_rng"]["state"]["key"].tolist(),
                                              "pos": int(safe["np_rng"]["state"]["pos"])})
         state = {"n_updates": safe["n_updates"], "episode_num": safe["episode_num"], "last_eval": safe["last_eval"],
-                 "next_eval": None if safe["next_eval"] == float("inf") else safe["next_eval"],
-                 "np_rng": np_rng, "py_rng": [safe["py_rng"][0], list(safe["py_rng"][1]), safe["py_rng"][2]],
+                 "next_eval": safe["next_eval"], "np_rng": np_rng,
+                 "py_rng": [safe["py_rng"][0], list(safe["py_rng"][1]), safe["py_rng"][2]],
                  "device_type": self.model.device.type}
         tensors = {"policy": self.model.policy.state_dict(), "optimizer": self.model.policy.optimizer.state_dict(),
                    "torch_rng": safe["torch_rng"], **({"cuda_rng": safe["cuda_rng"]} if "cuda_rng" in safe else {})}
@@ -135,7 +139,7 @@ class RunCallback(BaseCallback):
     def _on_step(self) -> bool:
         if self.signals.requested:
             return False
-        if self.next_eval <= self.num_timesteps < self.model._total_timesteps:  # the last one: after the last update
+        if self.evals.next <= self.num_timesteps < self.model._total_timesteps:  # the last one: after the last update
             try:
                 self.evaluate(final=False)
             except StopRequested:
@@ -145,24 +149,14 @@ class RunCallback(BaseCallback):
     def evaluate(self, final: bool) -> None:
         """Duplicate evaluation now; recorded, logged and saved as ``step_N.pt`` (and ``final.pt``)."""
         t0 = time.perf_counter()
-        cfg, step = self.cfg, self.num_timesteps
-        net = to_mlp_policy(self.model, cfg)
-        results = evaluate_agent(CheckpointAgent(net, name=cfg.name), cfg.eval_opponents, cfg.eval_rules(),
-                                 cfg.eval_deals, seed=cfg.seed + 10_000, on_deal=self.signals.check)
-        self.run.record_eval(step, results)
+        step = self.num_timesteps
+        results = evaluate_and_save(to_mlp_policy(self.model, self.cfg), self.cfg, self.run, step, final, self.signals,
+                                    TRAINER)
         for r in results:
             self.logger.record(f"eval/{r.opponent}/score_diff", r.score_diff)
             self.logger.record(f"eval/{r.opponent}/win_rate", r.win_rate)
-        evaluation = {"step": step, "deals": cfg.eval_deals, "full_game": True,
-                      "results": [r.to_dict() for r in results]}
-        for name in [f"step_{step}.pt"] + (["final.pt"] if final else []):
-            save_checkpoint(self.run.checkpoints / name, net, obs_version=OBS_VERSION,
-                            rules=cfg.train_rules().to_dict(), training_steps=step, evaluation=evaluation,
-                            extra={"trainer": TRAINER, "config": cfg.to_dict()})
         print(f"step {step}: {format_results(results)}", flush=True)
-        self.last_eval = step
-        while self.next_eval <= step:
-            self.next_eval += self.cfg.eval_every or float("inf")
+        self.evals.evaluated(step)
         self.eval_seconds += time.perf_counter() - t0
 
 
@@ -201,14 +195,11 @@ def _train(cfg: SB3Config, run: RunDir, *, resume: bool, overwrite: bool, comman
         tensors, saved = load_latest(run, TRAINER, STATE_KEYS, TENSOR_KEYS)
         check_resumable(saved["config"], cfg)
         check_resume_device(saved.get("device_type"), device, cfg.device)
-        step, last_eval = saved["step"], saved["last_eval"]
-        same_every = saved["config"].get("eval_every") == cfg.eval_every and saved["next_eval"] is not None
-        every = cfg.eval_every or float("inf")
-        next_eval = saved["next_eval"] if same_every else (every if last_eval is None else last_eval + every)
+        step, evals = saved["step"], EvalSchedule.resumed(cfg.eval_every, saved)
         env_seed = int(np.random.SeedSequence([cfg.seed, step]).generate_state(1)[0] % 2 ** 31)
     else:
         run.check_can_start(overwrite)
-        step, last_eval, next_eval, env_seed = 0, None, cfg.eval_every or float("inf"), cfg.seed
+        step, evals, env_seed = 0, EvalSchedule.start(cfg.eval_every), cfg.seed
     vec = VecMonitor(make_vec_env(cfg, env_seed))
     try:
         vec.seed(env_seed)
@@ -223,7 +214,7 @@ def _train(cfg: SB3Config, run: RunDir, *, resume: bool, overwrite: bool, comman
                 _restore(model, tensors, saved)
             run.history = saved["history"]
         with StopSignals() as signals:
-            callback = RunCallback(cfg, run, signals, {"step": step, "next_eval": next_eval, "last_eval": last_eval})
+            callback = RunCallback(cfg, run, signals, step, evals)
             callback.model = model  # learn() initialises the rest; saving needs only the model
             # ---- only now, with everything built, touch the disk
             if resume:
@@ -235,7 +226,7 @@ def _train(cfg: SB3Config, run: RunDir, *, resume: bool, overwrite: bool, comman
                 run.create(overwrite)
                 callback.save(callback.capture())
             dump_config(cfg, run.path / "config.yaml")
-            if step >= cfg.total_steps and last_eval == step:
+            if step >= cfg.total_steps and evals.last == step:
                 print(f"{run.path}: already trained to total_steps={cfg.total_steps} ({step} steps); nothing to do "
                       f"(--set total_steps=N with a larger N trains it longer)")
                 return run

@@ -20,11 +20,12 @@ from torch.utils.tensorboard import SummaryWriter
 
 from models.networks import PolicyValueNet
 from training.common.config import dump_config
+from training.common.evaluations import EvalSchedule, evaluate_and_save, log_evaluation
 from training.common.resume import StopRequested, StopSignals
 from training.common.run_utils import RunDir, format_results
 from training.common.tb_writer import purging_writer
 from training.common.trainer_cli import report_end
-from training.ppo.loop import EvalSchedule, check_not_diverged, evaluate_and_save, log_evaluation, progress_bar
+from training.ppo.loop import check_not_diverged, progress_bar
 
 
 @dataclass
