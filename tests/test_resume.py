@@ -273,6 +273,10 @@ def test_sb3_resumes_from_the_start_of_the_interrupted_rollout(tmp_path, monkeyp
     train_sb3.train(sb3_config(tmp_path, "total_steps=1024"), resume=True)
     assert [h["step"] for h in json.loads((run.path / "eval.json").read_text())] == [256, 512, 768, 1024]
     assert [s for s, _ in tb_scalars(run.path, "time/fps", "ppo_1")] == list(range(128, 1025, 128))
+    capsys.readouterr()
+    train_sb3.train(sb3_config(tmp_path, "total_steps=1024"), resume=True)  # trained and evaluated there
+    assert "nothing to do" in capsys.readouterr().out
+    assert [h["step"] for h in json.loads((run.path / "eval.json").read_text())] == [256, 512, 768, 1024]
 
 
 @pytest.mark.slow
