@@ -18,13 +18,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from models.checkpoint import CheckpointError
-from training.common.config import ConfigError, SelfPlayConfig, add_run_folder_args, parse_config
+from training.common.config import SelfPlayConfig, add_run_folder_args, parse_config
 from training.common.device import add_device_arg, device_override
 from tt_env.evaluation.stats import interval_text
 from tt_env.evaluation.evaluator import evaluate
 from training.common.resume import resume_command
-from training.common.run_utils import RunDir, RunExistsError, RunFolderError, TrainingDiverged
+from training.common.run_utils import RunDir, RunFolderError
+from training.common.trainer_cli import train_or_exit
 from training.selfplay import train
 from tt_env.agents import list_agents
 from tt_env.cli_checks import CommandParser, command_name, int_at_least, output_dir_problem, seed_arg, workers_note
@@ -32,7 +32,8 @@ from tt_env.engine.rules import Rules
 from tt_env.jsonio import write_json
 
 DEFAULT_CONFIG = "main_job"
-"""The shipped config ``configs/main_job.yaml`` (found in the installed package too: ``training.common.config_files``)."""
+"""The shipped config ``configs/main_job.yaml`` (found in the installed package too:
+``training.common.config_files``)."""
 OPPONENTS = ("random-v0", "greedy-v0", "expert-v0")
 
 
@@ -93,17 +94,9 @@ def main(argv: list[str] | None = None) -> None:
         print(note, file=sys.stderr)
     if not args.skip_training:
         print(f"== training: {cfg.total_steps} steps of training/selfplay.py ({args.config})")
-        try:
-            run = train(cfg, resume=args.resume, overwrite=args.overwrite,
-                        command=resume_command(command_name("python -m training.main_job"), argv))
-        except RunExistsError as exc:
-            parser.error(f"{exc}; or --skip-training to only evaluate it")
-        except (ConfigError, CheckpointError, RunFolderError) as exc:
-            parser.error(str(exc))
-        except TrainingDiverged as exc:
-            sys.exit(f"error: {exc}")
-        if run.stopped_by is not None:
-            sys.exit(128 + run.stopped_by)
+        train_or_exit(parser, train, cfg, resume=args.resume, overwrite=args.overwrite,
+                      command=resume_command(command_name("python -m training.main_job"), argv),
+                      exists_hint="; or --skip-training to only evaluate it")
     if not checkpoint.exists():
         parser.error(f"{checkpoint} does not exist: train the run first (without --skip-training)")
     run = RunDir(cfg.run_dir, cfg.name)  # held while evaluating: no --overwrite deletes the checkpoint meanwhile
