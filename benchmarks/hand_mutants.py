@@ -1,0 +1,195 @@
+"""Mutants written by hand for the code mutmut cannot change: the Triton kernels and the C loops.
+
+    python benchmarks/hand_mutants.py                      # every mutant below (about 15 minutes)
+    python benchmarks/hand_mutants.py --files tt_env/batch/_kernels_moves.c   # one file's
+    python benchmarks/hand_mutants.py --list               # what they are, without running them
+
+mutmut (``benchmarks/mutation.py``) leaves decorated functions alone, and every Triton kernel is
+defined inside a ``functools.lru_cache``d builder; the CPU step's C loops are C. So these
+mutants are listed here, one change each (a text replaced once in one file), with the tests
+that check that code: the Triton kernels interpreted on a CPU against the tensor code, the C
+loops against the tensor code and the scalar engine. Each runs in a scratch copy of the checkout
+(``--work``; the C extensions rebuilt there after a change to a ``.c`` file), so the checkout
+is never changed. A mutant is *killed* when a test fails; the ones marked ``equivalent`` are
+expected to survive (the reason is given). ``docs/MUTATION.md`` has the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from mutation import copy_checkout
+
+TRITON_TESTS = ("tests/test_batch_triton_kernels.py",)
+C_TESTS = ("tests/test_batch_engine.py", "tests/test_batch_moves.py", "tests/test_batch_observe.py",
+           "tests/test_batch_api.py", "tests/test_batch_state.py")
+
+
+@dataclass(frozen=True)
+class HandMutant:
+    """``old`` replaced by ``new`` (``old`` occurs exactly once in ``file``), run against ``tests``."""
+
+    file: str
+    old: str
+    new: str
+    equivalent: str = ""
+    """Why the mutant cannot change a game (empty for a mutant that a test must kill)."""
+
+    @property
+    def tests(self) -> tuple[str, ...]:
+        return C_TESTS if self.file.endswith(".c") else TRITON_TESTS
+
+
+OBSERVE_T, MOVES_T, DEAL_T = (f"tt_env/batch/{name}_triton.py" for name in ("observe", "moves", "deal"))
+MOVES_C, OBSERVE_C, DEAL_C = (f"tt_env/batch/_kernels_{name}.c" for name in ("moves", "observe", "deal"))
+NO_EMPTY_PILE = "a stock draw always sees a top discard: the pile holds the turned-up card or the card " \
+                "discarded after a take, and a refill keeps the top"
+MUTANTS: list[HandMutant] = [
+    HandMutant(OBSERVE_T, "(h == (r + 12)[:, None])", "(h == (r + 13)[:, None])"),
+    HandMutant(OBSERVE_T, "(26 + (wo - s + N) % N)", "(26 + (wo + N) % N)"),
+    HandMutant(OBSERVE_T, "tl.where(j <= N, j, j - N - 1)", "tl.where(j < N, j, j - N - 1)",
+               "the seat at the stock's column is read by no piece (only hand sizes and scores read seats)"),
+    HandMutant(OBSERVE_T, "(draw & ((stock > 0) | (plen > 1)))", "(draw & ((stock > 0) | (plen > 0)))"),
+    HandMutant(OBSERVE_T, "holding = ((p == 1) & ~over)[:, None]", "holding = (p == 1)[:, None]"),
+    HandMutant(OBSERVE_T, "((tk >= 0) & others)[:, None]", "(others)[:, None]",
+               "a taken card of -1 matches no card column"),
+    HandMutant(OBSERVE_T, "mask=cards, other=0.0) - top_hot", "mask=cards, other=0.0)"),
+    HandMutant(OBSERVE_T, "tl.store(out + 156 + (N + k - 2) * 52,", "tl.store(out + 156 + (N + k - 1) * 52,"),
+    HandMutant(MOVES_T, "mask=stock_draw & (top >= 0))", "mask=stock_draw)", NO_EMPTY_PILE),
+    HandMutant(MOVES_T, "tl.store(known_at, held - 1.0, mask=discard & (held > 0.0))",
+               "tl.store(known_at, held - 1.0, mask=discard)"),
+    HandMutant(MOVES_T, "tl.store(known_at, tl.load(known_at, mask=take, other=0.0) + 1.0, mask=take)", "pass"),
+    HandMutant(MOVES_T, "((gone < 0) & (tl.load(turn + rows, mask=ok, other=0) >= max_turns))",
+               "((tl.load(turn + rows, mask=ok, other=0) >= max_turns))"),
+    HandMutant(MOVES_T, "(tl.load(turn + rows, mask=ok, other=0) >= max_turns)",
+               "(tl.load(turn + rows, mask=ok, other=0) > max_turns)"),
+    HandMutant(MOVES_T, "tl.store(turn + rows, tl.load(turn + rows, mask=discard, other=0) + 1, mask=discard)",
+               "pass"),
+    HandMutant(MOVES_T, "tl.store(taken + rows, tl.full(rows.shape, -1, tl.int64), mask=discard)", "pass"),
+    HandMutant(MOVES_T, "live = live & (tl.load(active + rows, mask=ok, other=0) != 0)", "pass"),
+    HandMutant(DEAL_T, "seat_of = (deal_by[:, None] + 1 + from_end % N) % N",
+               "seat_of = (deal_by[:, None] + from_end % N) % N"),
+    HandMutant(DEAL_T, "+ 1, num_rounds - 1)", "+ 1, num_rounds)",
+               "the next round is dealt only while the game goes on, so its index is below the last"),
+    HandMutant(DEAL_T, "tl.store(scores + rows * N + seat, tl.full(rows.shape, 0, tl.int64), mask=do & new)",
+               "tl.store(scores + rows * N + seat, tl.full(rows.shape, 0, tl.int64), mask=do)"),
+    HandMutant(DEAL_T, "tl.store(passed + at, tl.full(at.shape, 0, tl.float32), mask=cards)", "pass"),
+    HandMutant(DEAL_T, "under = tl.maximum(tl.load(pile_len + rows, mask=do, other=1) - 1, 0)",
+               "under = tl.maximum(tl.load(pile_len + rows, mask=do, other=1), 0)"),
+    HandMutant(DEAL_T, "rank += (q_key[:, None] < keys).to(tl.int32)",
+               "rank += (q_key[:, None] <= keys).to(tl.int32)"),
+    HandMutant(DEAL_T, "ctr += new.to(tl.int64)", "pass"),
+    HandMutant(MOVES_C, "if (top >= 0) passed[seat_row + top] += 1.0f;", "passed[seat_row + top0] += 1.0f;",
+               NO_EMPTY_PILE),
+    HandMutant(MOVES_C, "stock_len[i] = sl - 1;", "stock_len[i] = sl;"),
+    HandMutant(MOVES_C, "known[seat_row + top0] += 1.0f;", "known[seat_row + top0] += 2.0f;"),
+    HandMutant(MOVES_C, "if (known[seat_row + card] > 0.0f) known[seat_row + card] -= 1.0f;",
+               "known[seat_row + card] -= 1.0f;"),
+    HandMutant(MOVES_C, "            taken[i] = -1;", "            ;"),
+    HandMutant(MOVES_C, "            turn[i] += 1;", "            ;"),
+    HandMutant(MOVES_C, "(went_out[i] < 0 && turn[i] >= max_turns)", "(turn[i] >= max_turns)"),
+    HandMutant(MOVES_C, "turn[i] >= max_turns)", "turn[i] > max_turns)"),
+    HandMutant(MOVES_C, ': p < 0 || p > 1 ? "phase"', ': p < 0 || p > 2 ? "phase"'),
+    HandMutant(MOVES_C, 'if (drawn < 0 || drawn >= CARDS) bad = "stock";', ";"),
+    HandMutant(MOVES_C, "pile[i * shoe + (pl < shoe - 1 ? pl : shoe - 1)] = card;",
+               "pile[i * shoe + (pl < shoe - 1 ? pl : shoe - 1)] = a;"),
+    HandMutant(MOVES_C, "int64_t s = current[i], next = (s + 1) % n;",
+               "int64_t s = current[i], next = (s + n - 1) % n;"),
+    HandMutant(OBSERVE_C, "if (top >= 0) below[top] -= 1.0f;", ";"),
+    HandMutant(OBSERVE_C, "hot[13 + r - 1] = 1.0f;", "hot[13 + r] = 1.0f;"),
+    HandMutant(OBSERVE_C, "if (wo >= 0) hot[26 + (wo - s + n) % n] = 1.0f;", "if (wo >= 0) hot[26 + wo] = 1.0f;"),
+    HandMutant(OBSERVE_C, "int holding = p == 1 && !game_over[i];", "int holding = p == 1;"),
+    HandMutant(OBSERVE_C, "scaled[n] = (float)((double)stock_len[i] / num_cards);",
+               "scaled[n] = (float)((double)stock_len[i] / hand_scale);"),
+    HandMutant(OBSERVE_C, "m[0] = draw && (stock_len[i] > 0 || plen > 1);",
+               "m[0] = draw && (stock_len[i] > 0 || plen > 0);"),
+    HandMutant(OBSERVE_C, "if (total - hand[tk] > 0.0f) m[2 + tk] = 0;", "m[2 + tk] = 0;"),
+    HandMutant(OBSERVE_C, ': tk < -1 || tk >= CARDS ? "taken"', ': tk < -1 || tk > CARDS ? "taken"'),
+    HandMutant(OBSERVE_C, "bad |= (k > 255u) | (shifted - 8388608.0f != hand[c]);", "bad |= (k > 255u);"),
+    HandMutant(OBSERVE_C, "Py_ssize_t row = (i * n + (s + k) % n) * CARDS;",
+               "Py_ssize_t row = (i * n + (s + n - k) % n) * CARDS;"),
+    HandMutant(DEAL_C, "hand[((deal_by + 1 + from_end % n) % n) * CARDS + cards[p]] += 1.0f;",
+               "hand[((deal_by + from_end % n) % n) * CARDS + cards[p]] += 1.0f;"),
+    HandMutant(DEAL_C, "            for (int s = 0; s < n; s++) scores[i * n + s] = 0;", "            ;"),
+    HandMutant(DEAL_C, "        memset(passed + i * n * CARDS, 0, (size_t)n * CARDS * sizeof(float));", "        ;"),
+    HandMutant(DEAL_C, "        taken[i] = -1;\n        counter[i] = ctr + 1;", "        counter[i] = ctr + 1;"),
+    HandMutant(DEAL_C, "            ctr += 1;\n            for", "            for"),
+    HandMutant(DEAL_C, "        counter[i] += 1;", "        ;"),
+    HandMutant(DEAL_C, "int64_t i = rows[j], under = pile_len[i] > 0 ? pile_len[i] - 1 : 0;",
+               "int64_t i = rows[j], under = pile_len[i];"),
+    HandMutant(DEAL_C, ': dealer[i] < 0 || dealer[i] >= n ? "dealer" : NULL;', ": NULL;"),
+    HandMutant(DEAL_C, "        int64_t up = cards[shoe - 1 - dealt];", "        int64_t up = cards[shoe - dealt];"),
+]
+"""The hand mutants, by file."""
+
+
+def _build(dest: Path) -> bool:
+    """Rebuild the C extensions in ``dest``; whether it compiled."""
+    done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-q"], cwd=dest,
+                          capture_output=True, text=True)
+    return done.returncode == 0
+
+
+def run_mutant(mutant: HandMutant, dest: Path, timeout: float) -> str:
+    """Apply ``mutant`` in the scratch copy ``dest``, run its tests (stopping at the first failure),
+    restore the file; returns ``killed``, ``survived``, ``timeout`` or ``build failed``."""
+    path = dest / mutant.file
+    original = path.read_text()
+    if original.count(mutant.old) != 1:
+        raise ValueError(f"{mutant.file}: {mutant.old!r} occurs {original.count(mutant.old)} times, not once")
+    path.write_text(original.replace(mutant.old, mutant.new))
+    try:
+        if mutant.file.endswith(".c") and not _build(dest):
+            return "build failed"
+        env = {**os.environ, "PYTHONPATH": str(dest), "OMP_NUM_THREADS": "1"}
+        try:
+            done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+                                   *mutant.tests], cwd=dest, env=env, capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "timeout"
+        return "survived" if done.returncode == 0 else "killed"
+    finally:
+        path.write_text(original)
+        path.touch()
+        if mutant.file.endswith(".c"):
+            _build(dest)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    files = sorted({m.file for m in MUTANTS})
+    parser.add_argument("--files", nargs="+", default=files, metavar="FILE", help=f"of {files} (default: all)")
+    parser.add_argument("--work", default="/tmp/tt-hand-mutants", help="scratch folder (default /tmp/tt-hand-mutants)")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds a mutant's tests may take (default 600)")
+    parser.add_argument("--list", action="store_true", help="print the mutants and stop")
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.files) - set(files))
+    if unknown:
+        parser.error(f"--files {unknown}: not files with hand mutants; use some of {files}")
+    chosen = [m for m in MUTANTS if m.file in args.files]
+    if args.list:
+        for m in chosen:
+            print(f"{m.file}: {m.old!r} -> {m.new!r}" + (f"  (equivalent: {m.equivalent})" if m.equivalent else ""))
+        return
+    dest = Path(args.work)
+    copy_checkout(dest)
+    if not _build(dest):
+        sys.exit(f"error: the C extensions do not build in {dest}")
+    unexpected = 0
+    for m in chosen:
+        status = run_mutant(m, dest, args.timeout)
+        expected = "survived" if m.equivalent else "killed"
+        unexpected += status != expected
+        print(f"{status:8}{'' if status == expected else ' (UNEXPECTED)'}  {m.file}: {m.old.strip()!r} -> "
+              f"{m.new.strip()!r}", flush=True)
+    print(f"{len(chosen)} mutants: {unexpected} not as expected")
+    sys.exit(1 if unexpected else 0)
+
+
+if __name__ == "__main__":
+    main()
