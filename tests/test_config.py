@@ -306,6 +306,21 @@ def test_rllib_network_sizes_are_bounded():
         load_config(RLlibConfig, None, ["network_kwargs={depth: 3}"])
 
 
+@pytest.mark.parametrize("config_cls", ["SelfPlayConfig", "SB3Config", "RLlibConfig", "BatchPPOConfig"])
+@pytest.mark.parametrize("override,message", [
+    ("rules.rounds=[3, 2]", "rules: "), ("rules.colour=red", "rules: "),
+    ("rules.num_players=3", "rules: set num_players at the top level, not inside rules")])
+def test_every_trainer_refuses_bad_rules_by_name(config_cls, override, message):
+    """Each config's check of its rules (``RunConfig.check_rules``) names ``rules`` in one line."""
+    from training.ppo.batch_config import BatchPPOConfig
+    from training.train_rllib import RLlibConfig
+
+    cls = {"SelfPlayConfig": SelfPlayConfig, "SB3Config": SB3Config, "RLlibConfig": RLlibConfig,
+           "BatchPPOConfig": BatchPPOConfig}[config_cls]
+    with pytest.raises(ConfigError, match=f"^{message}"):
+        load_config(cls, None, [override])
+
+
 @pytest.mark.parametrize("override,message", [
     ("num_envs=100000", "num_envs=100000 is not allowed: use an int from 1 to 1024"),
     ("env_runners=5000", "env_runners=5000 is not allowed"),

@@ -128,12 +128,7 @@ class RLlibConfig(RunConfig):
         if "num_players" in self.network_kwargs:
             raise ConfigError("network_kwargs: set num_players at the top level, not in network_kwargs")
         check_network_size(self.network, {"num_players": self.num_players, **self.network_kwargs}, "network_kwargs")
-        try:
-            self.train_rules()
-        except ConfigError:
-            raise
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"rules: {exc}") from None
+        self.check_rules()
         if self.opponent_mix > 0:
             from tt_env.agents import list_agents
 

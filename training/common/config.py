@@ -60,6 +60,15 @@ class RunConfig:
             raise ConfigError("rules: set num_players at the top level, not inside rules")
         return Rules.from_dict({**self.rules, "num_players": self.num_players})
 
+    def check_rules(self) -> None:
+        """:meth:`train_rules`, with any refusal of the rules as a :class:`ConfigError` naming ``rules``."""
+        try:
+            self.train_rules()
+        except ConfigError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"rules: {exc}") from None
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
@@ -115,12 +124,7 @@ class BaseConfig(RunConfig):
             ok = (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
                   and (value > low if low is not None else value >= 0) and (high is None or value <= high))
             _check(ok, key, value, f"a finite float {text}")
-        try:
-            self.train_rules()
-        except ConfigError:
-            raise
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"rules: {exc}") from None
+        self.check_rules()
         from tt_env.agents import list_agents
 
         known = list_agents()
