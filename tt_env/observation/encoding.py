@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from array import array
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..engine.game import GameState
+
+if TYPE_CHECKING:
+    from .state import StateLayout
 
 OBS_VERSION = 1
 """Bumped whenever the layout below changes; checkpoints record it."""
@@ -143,8 +147,13 @@ def observation_bounds(num_players: int, max_turns: int, num_decks: int) -> tupl
 
 def layout_table(num_players: int) -> str:
     """Markdown index table of the layout (rows: index range, piece, meaning)."""
-    lay = get_layout(num_players)
-    rows = ["| Index | Piece | Meaning |", "|---|---|---|"]
+    return markdown_index_table(get_layout(num_players), "Piece")
+
+
+def markdown_index_table(lay: ObservationLayout | StateLayout, piece_header: str) -> str:
+    """Markdown index table of a layout's pieces (the observation's or the state's: both have
+    ``pieces`` of (name, size, meaning) and their ``offsets``)."""
+    rows = [f"| Index | {piece_header} | Meaning |", "|---|---|---|"]
     for name, size, text in lay.pieces:
         start = lay.offsets[name]
         span = f"{start}" if size == 1 else f"{start} - {start + size - 1}"

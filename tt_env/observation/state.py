@@ -23,7 +23,7 @@ import numpy as np
 from ..engine.game import GameState
 from ..engine.rules import Rules
 from ..engine.rules import wild_rank as round_wild_rank
-from .encoding import _add_counts
+from .encoding import _add_counts, markdown_index_table
 
 STATE_VERSION = 1
 """Bumped whenever the layout below changes."""
@@ -195,10 +195,4 @@ def state_facts(state: GameState) -> dict[str, Any]:
 
 def state_layout_table(num_players: int) -> str:
     """Markdown index table of the state layout (rows: index range, piece, meaning)."""
-    lay = get_state_layout(num_players)
-    rows = ["| Index | State piece | Meaning |", "|---|---|---|"]
-    for name, size, text in lay.pieces:
-        start = lay.offsets[name]
-        span = f"{start}" if size == 1 else f"{start} - {start + size - 1}"
-        rows.append(f"| {span} | `{name}` | {text} |")
-    return "\n".join(rows)
+    return markdown_index_table(get_state_layout(num_players), "State piece")
