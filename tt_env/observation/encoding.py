@@ -12,14 +12,11 @@ from __future__ import annotations
 
 from array import array
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from ..engine.game import GameState
-
-if TYPE_CHECKING:
-    from .state import StateLayout
 
 OBS_VERSION = 1
 """Bumped whenever the layout below changes; checkpoints record it."""
@@ -150,9 +147,15 @@ def layout_table(num_players: int) -> str:
     return markdown_index_table(get_layout(num_players), "Piece")
 
 
-def markdown_index_table(lay: ObservationLayout | StateLayout, piece_header: str) -> str:
-    """Markdown index table of a layout's pieces (the observation's or the state's: both have
-    ``pieces`` of (name, size, meaning) and their ``offsets``)."""
+class PiecesLayout(Protocol):
+    """A layout of named pieces: the observation's, or the state's (``tt_env.observation.state``)."""
+
+    pieces: list[tuple[str, int, str]]
+    offsets: dict[str, int]
+
+
+def markdown_index_table(lay: PiecesLayout, piece_header: str) -> str:
+    """Markdown index table of a layout's pieces (rows: index range, piece, meaning)."""
     rows = [f"| Index | {piece_header} | Meaning |", "|---|---|---|"]
     for name, size, text in lay.pieces:
         start = lay.offsets[name]
