@@ -79,3 +79,25 @@ def test_a_finished_game_s_return_is_the_sum_of_its_learner_seat_s_rewards() -> 
         play.collect(Buffer(), 8)
     assert len(expected) >= 5 and any(abs(r) > 0 for r in expected)
     assert play.finished_returns == pytest.approx(expected, abs=1e-9)
+
+
+def test_each_transition_holds_the_network_s_logprob_and_value_and_links_to_the_seat_s_next() -> None:
+    """What PPO reads back: the log-probability and value the network gave the action taken, and
+    each (table, seat)'s decisions chained in order (GAE follows the links)."""
+    cfg = tiny(selfplay_prob=1.0, rules={"rounds": [1, 2], "max_turns_per_round": 6})  # games end within the rollout
+    torch.manual_seed(0)
+    play = SelfPlay(cfg, build_net(cfg), np.random.default_rng(3))
+    buf, ends = Buffer(), []
+    end_game = play._end_game
+    play._end_game = lambda t, b: (ends.append(sum(i >= 0 for i in t.open_idx)), end_game(t, b))[1]
+    play.collect(buf, 200)
+    with torch.no_grad():
+        _, logprob, _, value = play.net.get_action_and_value(torch.as_tensor(np.stack(buf.x)),
+                                                             torch.as_tensor(np.stack(buf.mask)),
+                                                             torch.tensor(buf.action))
+    assert torch.allclose(logprob, torch.tensor(buf.logprob), atol=1e-5)
+    assert torch.allclose(value, torch.tensor(buf.value), atol=1e-5)
+    links = [(i, j) for i, j in enumerate(buf.next_idx) if j >= 0]
+    assert len(links) > len(buf) // 2 and all(j > i for i, j in links)
+    assert len(set(j for _, j in links)) == len(links)  # no decision follows two others
+    assert sum(ends) > 0 and sum(d == 1.0 for d in buf.done) == sum(ends)  # each game's last decisions: terminal
