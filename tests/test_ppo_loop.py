@@ -14,11 +14,11 @@ import test_resume
 from models.checkpoint import CheckpointError, read_metadata, save_checkpoint
 from models.networks import build_network
 from training import batch_ppo, selfplay
+from training.common import evaluations
 from training.common.config import SelfPlayConfig
+from training.common.evaluations import EvalSchedule
 from training.common.resume import StopSignals
 from training.common.run_utils import EvalResult, TrainingDiverged
-from training.common import evaluations
-from training.common.evaluations import EvalSchedule
 from training.ppo import loop
 from training.ppo.loop import build_net, check_not_diverged
 from tt_env.engine.rules import Rules

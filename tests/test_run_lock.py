@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from training import selfplay
-from training.common import run_lock
-from training.common import evaluations
+from training.common import evaluations, run_lock
 from training.common.run_lock import LOCK_NAME, RunInUseError, RunLock
 
 from test_resume import TINY, config, sb3_config, snapshot
