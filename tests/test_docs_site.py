@@ -19,7 +19,7 @@ TWO_COMMANDS = """\
 python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 && pip install -e ".[train]" && python -m training.main_job
 
 # 2. Set up and run the tests:
-python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 && pip install -e ".[train,render,rllib,openspiel,rlcard,web,dev]" && python -m pytest -q
+python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 && pip install -e ".[train,render,rllib,openspiel,rlcard,web,dev]" && python -m pytest -q -n auto --dist loadfile
 ```
 """
 
@@ -43,7 +43,7 @@ def test_ci_runs_what_the_readme_says():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     torch, extras = ci.index('pip install -q "torch==2.13.0"'), ci.index('pip install -q -e ".[')
     assert torch < extras
-    assert "\npython -m pytest -q\n" in ci
+    assert "\npython -m pytest -q -n auto --dist loadfile\n" in ci
     assert "docs" in re.search(r'pip install -q -e "\.\[([\w,]+)\]"', ci).group(1).split(",")
     assert "mkdocs build --strict" in ci
 
