@@ -1,6 +1,6 @@
 """Mutants written by hand for the code mutmut cannot change: the Triton kernels and the C loops.
 
-    python benchmarks/hand_mutants.py                      # every mutant below (about 15 minutes)
+    python benchmarks/hand_mutants.py                      # every mutant below (about 25 minutes)
     python benchmarks/hand_mutants.py --files tt_env/batch/_kernels_moves.c   # one file's
     python benchmarks/hand_mutants.py --list               # what they are, without running them
 
@@ -26,6 +26,7 @@ from pathlib import Path
 from mutation import copy_checkout
 
 TRITON_TESTS = ("tests/test_batch_triton_kernels.py",)
+SOLVER_TESTS = ("tests/test_batch_solver_triton.py",)
 C_TESTS = ("tests/test_batch_engine.py", "tests/test_batch_moves.py", "tests/test_batch_observe.py",
            "tests/test_batch_api.py", "tests/test_batch_state.py")
 
@@ -42,10 +43,13 @@ class HandMutant:
 
     @property
     def tests(self) -> tuple[str, ...]:
-        return C_TESTS if self.file.endswith(".c") else TRITON_TESTS
+        if self.file.endswith(".c"):
+            return C_TESTS
+        return SOLVER_TESTS if self.file == SOLVER_T else TRITON_TESTS
 
 
-OBSERVE_T, MOVES_T, DEAL_T = (f"tt_env/batch/{name}_triton.py" for name in ("observe", "moves", "deal"))
+OBSERVE_T, MOVES_T, DEAL_T, FILTER_T, SOLVER_T = (f"tt_env/batch/{name}_triton.py" for name in
+                                                  ("observe", "moves", "deal", "go_out_filter", "solver"))
 MOVES_C, OBSERVE_C, DEAL_C = (f"tt_env/batch/_kernels_{name}.c" for name in ("moves", "observe", "deal"))
 
 
@@ -96,6 +100,39 @@ MUTANTS: list[HandMutant] = [
         ("rank += (q_key[:, None] < keys).to(tl.int32)",
          "rank += (q_key[:, None] <= keys).to(tl.int32)"),
         ("ctr += new.to(tl.int64)", "pass"),
+    ),
+    *_in(FILTER_T,
+        ("return ((x << k) | (x >> (13 - k))) & 0x1FFF", "return ((x << k) | (x >> (12 - k))) & 0x1FFF"),
+        ("return (x & 0xFF) + (x >> 8)", "return x & 0xFF"),
+        ("is_wild = wild == r + 1", "is_wild = wild == r"),
+        ("held |= tl.where((c > 0) & ~is_wild[:, None], 1 << r, 0)", "held |= tl.where(c > 0, 1 << r, 0)"),
+        ("same_rank |= tl.where(naturals >= 2, 1 << r, 0)", "same_rank |= tl.where(naturals >= 3, 1 << r, 0)"),
+        ("tripled |= tl.where(naturals >= 3, 1 << r, 0)", "tripled |= tl.where(naturals >= 2, 1 << r, 0)"),
+        ("_rotate13(held, 1) | _rotate13(held, 2) | _rotate13(held, 11)",
+         "_rotate13(held, 1) | _rotate13(held, 11)"),
+        ("isolated = held & ~near & ~same_rank[:, None]", "isolated = held & ~near"),
+        ("needed = _total(2 * ((_bit_count13(isolated) + 1) // 2))",
+         "needed = _total(2 * (_bit_count13(isolated) // 2))"),
+        ("in_run = in_three | _rotate13(in_three, 1) | _rotate13(in_three, 2)",
+         "in_run = in_three | _rotate13(in_three, 1)"),
+        ("costly = held & ~(in_run | tripled[:, None])", "costly = held & ~in_run"),
+        ("melds = tl.where((suits >= 2) & (ranks >= 2), 2,", "melds = tl.where((suits >= 2) | (ranks >= 2), 2,"),
+        ("(wilds >= tl.maximum(needed, melds))", "(wilds > tl.maximum(needed, melds))"),
+    ),
+    *_in(SOLVER_T,
+        ("count = tl.minimum(tl.load(count_ptr), b)\n        mu", "count = b\n        mu",
+         "hands past the count are computed as well: the same values in front, only slower"),
+        ("m_src = m - take", "m_src = m + take"),
+        ("ok_mu = in_mu & (m_src == 0) & (u_src >= 0)", "ok_mu = in_mu & (u_src >= 0)"),
+        ("ok = ok_mu[:, None] & (in_b & (naturals >= take))[None, :]", "ok = ok_mu[:, None] & in_b[None, :]"),
+        ("row = src * (M * U) + m_src * U + u_src", "row = src * (M * U) + m_src + u_src * M"),
+        ("pool = (total - j)[None, :]", "pool = (total - j - 1)[None, :]"),
+        ("cand = tl.where(pool == 0, x0, INF)", "cand = x0"),
+        ("tl.where(pool == 2, 2 * value, 0)", "tl.where(pool == 2, value, 0)"),
+        ("as_set = tl.where(pool == 1, x2, tl.where(pool == 2, x1, INF))",
+         "as_set = tl.where(pool == 1, x1, tl.where(pool == 2, x2, INF))"),
+        ("mask=(in_u & (u >= 2))[:, None] & ok", "mask=(in_u & (u >= 1))[:, None] & ok"),
+        ("FIRST=s == 0", "FIRST=s == 1"),
     ),
     *_in(MOVES_C,
         ("if (top >= 0) passed[seat_row + top] += 1.0f;", "passed[seat_row + top0] += 1.0f;",
