@@ -50,6 +50,18 @@ def test_fused_forced_set_pool_equals_tensor_slot() -> None:
     assert torch.equal(solver_triton.set_pool(g, total, 15, True), want)
 
 
+@needs_triton
+def test_fused_forced_slot_equals_tensor_slot() -> None:
+    """A whole forced slot through :func:`solver_triton.slot` (the test above calls the set pool
+    alone): the flag reaches the pool. A plan of at most two lanes, as the count's test below."""
+    plan = solver._plan(DECKS, 2, 3, torch.device("cpu"))
+    f, n = random_slot_inputs(plan, hands=6, decks=DECKS, seed=8)
+    want = solver._slot(plan, f, n, 9, True)
+    assert not torch.equal(want, solver._slot(plan, f, n, 9, False))  # the flag matters to these hands
+    got = solver_triton.slot(f, n, 9, True, DECKS, 2, plan.m_dim)
+    assert torch.equal(got, want.to(torch.int16))
+
+
 def test_triton_backend_is_refused_without_triton(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(solver_triton, "available", lambda: False)
     counts = torch.zeros(1, 52, dtype=torch.uint8)

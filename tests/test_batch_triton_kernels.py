@@ -282,7 +282,8 @@ def test_triton_is_asked_for_by_name_and_refused_with_reasons(monkeypatch: pytes
 
 
 @pytest.mark.parametrize("values, usable", [((52, 200, 14.0, 100.0), True), ((52, 200, 14.5, 100.0), False),
-                                            ((52, 2**24 + 1, 14.0, 100.0), False), ((52, 0, 14.0, 100.0), False)])
+                                            ((52, 2**24 + 1, 14.0, 100.0), False), ((52, 0, 14.0, 100.0), False),
+                                            ((1, 1, 1.0, 1.0), True), ((2**24, 2**24, 2.0**24, 2.0**24), True)])
 def test_usable_asks_for_whole_divisors_float32_holds(values: tuple, usable: bool) -> None:
     assert triton_module.usable(*values) is usable
 
