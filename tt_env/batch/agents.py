@@ -19,6 +19,7 @@ import torch
 from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
 from ..engine.rules import Rules
 from ..observation import get_layout
+from .devices import checked_device
 from .kernels import c_nth_legal as _c_nth_legal
 from .kernels import use_c
 from .solver import least_penalty
@@ -127,7 +128,7 @@ class BatchRandom:
 
     def __init__(self, rules: Rules | None = None, seed: int = 0, device: str | torch.device = "cpu") -> None:
         self.rules = rules or Rules()
-        self.generator = torch.Generator(device=torch.device(device)).manual_seed(seed)
+        self.generator = torch.Generator(device=checked_device(device)).manual_seed(seed)
 
     def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
         """The ``u``-th legal action of each row, ``u`` uniform below its count (one draw per row)."""
@@ -203,4 +204,4 @@ def make_batch_agent(spec: str, rules: Rules, device: str | torch.device = "cpu"
     if net is None:
         raise ValueError(f"agent {spec!r} has no batched version: use greedy-v0, random-v0, or a network agent "
                          f"(a shipped checkpoint name or a checkpoint path)")
-    return BatchNetwork(net.to(torch.device(device)), name=getattr(agent, "name", spec), greedy=greedy, seed=seed)
+    return BatchNetwork(net.to(checked_device(device)), name=getattr(agent, "name", spec), greedy=greedy, seed=seed)

@@ -11,6 +11,7 @@ nothing waits on the host.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -24,6 +25,7 @@ from . import solver_triton
 from .buffers import ReusedArrays
 from .deal import deal_rows, deals_in_c, deals_in_triton, dealt, reshuffle, reshuffle_rows
 from .deal_triton import deal_masked, reshuffle_masked
+from .devices import checked_device
 from .go_out import melds_completely, solve_discards_and_round_ends
 from .graphs import step_graphs
 from .kernels import KERNEL_BACKENDS, c_observe_and_mask, use_c, use_triton
@@ -87,6 +89,8 @@ class BatchGame:
         if rules.num_decks > MAX_BATCH_DECKS:
             raise ValueError(f"decks={rules.num_decks} is not allowed in the batched engine: it plays 1 to "
                              f"{MAX_BATCH_DECKS} decks (use the scalar engine for more)")
+        if isinstance(num_tables, numbers.Integral) and not isinstance(num_tables, bool):
+            num_tables = int(num_tables)  # numpy's ints too
         if isinstance(num_tables, bool) or not isinstance(num_tables, int) or num_tables < 1:
             raise ValueError(f"num_tables={num_tables!r} is not allowed: use an int >= 1")
         if reward_mode not in REWARD_MODES:
@@ -94,7 +98,7 @@ class BatchGame:
         self.rules = rules
         self.num_tables = num_tables
         self.num_players = rules.num_players
-        self.device = torch.device(device)
+        self.device = checked_device(device)
         self.reward_mode = reward_mode
         if solver not in SOLVER_BACKENDS:
             raise ValueError(f"solver={solver!r} is not allowed: use one of {list(SOLVER_BACKENDS)}")

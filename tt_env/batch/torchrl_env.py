@@ -19,6 +19,7 @@ from torchrl.envs import EnvBase
 from ..engine.game import NUM_ACTIONS
 from ..engine.rules import Rules
 from ..observation import observation_bounds
+from .devices import checked_device
 from .game import BatchGame, TimeStep
 
 
@@ -30,6 +31,7 @@ class ThreeThirteenTorchRLEnv(EnvBase):
         """``cuda_graphs``: the engine's steps replayed as CUDA graphs (``BatchGame(cuda_graphs=True)``;
         CUDA only). Stepping every table keeps the engine in lockstep, which they need."""
         rules = rules or Rules()
+        device = checked_device(device)
         super().__init__(device=device, batch_size=torch.Size([num_tables]))
         self.rules = rules
         self.cuda_graphs = cuda_graphs

@@ -29,6 +29,7 @@ from ..engine.game import NUM_ACTIONS
 from ..engine.rules import Rules
 from ..observation import observation_bounds
 from .agents import BatchAgent, make_batch_agent
+from .devices import checked_device
 from .game import BatchGame, TimeStep
 
 SEAT_MODES = ("rotate", "random")
@@ -85,7 +86,7 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(f"seat={seat!r} is not allowed: use an int 0..{n - 1}, 'rotate' or 'random'")
         self.rules = Rules(num_players=n, **rule_options)
         self.as_tensors = device is not None
-        self.device = torch.device("cpu" if device is None else device)
+        self.device = checked_device("cpu" if device is None else device)
         self.game = BatchGame(self.rules, num_envs, device=self.device, seed=seed, reward_mode=reward_mode)
         if len(opponents) == 1:
             opponents = opponents * (n - 1)

@@ -1,0 +1,72 @@
+"""A device the batched engine cannot use is refused up front, by name, with what is allowed,
+by the engine and by every wrapper and agent that takes a ``device`` (tt_env/batch/devices.py)."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+
+import tt_env  # noqa: F401  (registers tt_env/ThreeThirteen-v0)
+from tt_env.batch import BatchGame
+from tt_env.batch.agents import BatchRandom, make_batch_agent
+from tt_env.batch.devices import checked_device
+from tt_env.engine.rules import Rules
+
+MALFORMED = "is not allowed: use 'cpu', 'cuda' or 'cuda:K'"
+
+
+@pytest.mark.parametrize("device", ["tpu", "gpu", "cuda:x", "", None, 1.5, True, ["cpu"]])
+def test_a_malformed_device_is_named_with_the_allowed_values(device: object) -> None:
+    with pytest.raises(ValueError, match=f"device={device!r} {MALFORMED}".replace("[", r"\[").replace("(", r"\(")
+                       .replace(".", r"\.")):
+        checked_device(device)
+
+
+@pytest.mark.parametrize("device", ["cpu", torch.device("cpu"), "meta"])
+def test_a_usable_device_comes_back_parsed(device: object) -> None:
+    assert checked_device(device) == torch.device(device)  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+@pytest.mark.parametrize("device", ["cuda", "cuda:0", 0, torch.device("cuda", 1)])
+def test_cuda_without_cuda_says_so(device: object) -> None:
+    with pytest.raises(ValueError, match=r"is not available here: this machine has no CUDA device .* use 'cpu'"):
+        checked_device(device)
+
+
+def test_a_cuda_index_past_the_machine_s_devices_names_those_it_has(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert checked_device("cuda:1") == torch.device("cuda", 1)
+    assert checked_device("cuda") == torch.device("cuda")
+    with pytest.raises(ValueError, match=r"device='cuda:2' is not available here: this machine has 2 CUDA device\(s\), "
+                                         r"cuda:0\.\.cuda:1"):
+        checked_device("cuda:2")
+
+
+@pytest.mark.parametrize("make", [
+    lambda d: BatchGame(Rules(), 2, device=d),
+    lambda d: BatchRandom(device=d),
+    lambda d: make_batch_agent("random-v0", Rules(), d),
+    lambda d: gymnasium.make_vec("tt_env/ThreeThirteen-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                                 device=d),
+], ids=["BatchGame", "BatchRandom", "make_batch_agent", "make_vec"])
+def test_every_entry_point_checks_its_device(make) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match=f"device='tpu' {MALFORMED}"):
+        make("tpu")
+
+
+def test_the_torchrl_env_checks_its_device() -> None:
+    torchrl_env = pytest.importorskip("tt_env.batch.torchrl_env")
+    with pytest.raises(ValueError, match=f"device='tpu' {MALFORMED}"):
+        torchrl_env.ThreeThirteenTorchRLEnv(num_tables=2, device="tpu")
+
+
+def test_a_numpy_table_count_is_an_int() -> None:
+    game = BatchGame(Rules(), np.int64(3))  # type: ignore[arg-type]
+    assert game.num_tables == 3 and type(game.num_tables) is int
+    assert game.reset().observation.shape[0] == 3
+    with pytest.raises(ValueError, match="num_tables=0 is not allowed: use an int >= 1"):
+        BatchGame(Rules(), np.int64(0))  # type: ignore[arg-type]

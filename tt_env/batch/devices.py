@@ -1,0 +1,38 @@
+"""The ``device`` argument of the batched engine, its agents and its wrappers: one check, one message.
+
+torch's own errors for a bad device come from deep inside the first tensor made on it, and do not
+say what would do ("Torch not compiled with CUDA enabled", or a list of every backend torch knows).
+Here a device that cannot be used is refused up front, by name, with what this machine allows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+ALLOWED = "'cpu', 'cuda' or 'cuda:K' (a str, a torch.device, or K for cuda:K)"
+"""The values every message names."""
+
+
+def checked_device(device: Any, key: str = "device") -> torch.device:
+    """``device`` as a ``torch.device``; ``ValueError`` if it is malformed or this machine lacks it.
+
+    Device types other than ``cpu`` and ``cuda`` (``mps``, ``xpu`` ...) pass through as torch
+    parses them: the tensor code runs wherever torch does, untested."""
+    if isinstance(device, bool) or not isinstance(device, (str, torch.device, int)):
+        raise ValueError(f"{key}={device!r} is not allowed: use {ALLOWED}")
+    try:
+        parsed = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
+    except (RuntimeError, ValueError):
+        raise ValueError(f"{key}={device!r} is not allowed: use {ALLOWED}") from None
+    if parsed.type != "cuda":
+        return parsed
+    if not torch.cuda.is_available():
+        raise ValueError(f"{key}={device!r} is not available here: this machine has no CUDA device "
+                         f"(torch.cuda.is_available() is False); use 'cpu'")
+    count = torch.cuda.device_count()
+    if parsed.index is not None and parsed.index >= count:
+        raise ValueError(f"{key}={device!r} is not available here: this machine has {count} CUDA device(s), "
+                         f"cuda:0..cuda:{count - 1}")
+    return parsed
