@@ -175,11 +175,22 @@ def test_bad_input_is_named() -> None:
         game.step(torch.zeros(2))
     with pytest.raises(ValueError, match="integer tensor"):
         game.step(torch.zeros(3, dtype=torch.int64))
+    with pytest.raises(ValueError, match=r"actions must be a \(2,\) integer tensor .* got shape \(2, 1\)"):
+        game.step(torch.zeros(2, 1, dtype=torch.int64))
     with pytest.raises(ValueError, match=r"active must be a \(2,\) bool tensor \(the tables to step\), got shape "
                                          r"\(2,\) and dtype torch.int64"):
         game.step(torch.zeros(2, dtype=torch.int64), active=torch.ones(2, dtype=torch.int64))
     with pytest.raises(ValueError, match=r"active must be a \(2,\) bool tensor .* got shape \(3,\)"):
         game.step(torch.zeros(2, dtype=torch.int64), active=torch.ones(3, dtype=torch.bool))
+    legal = ts.action_mask.int().argmax(1)
+    for seat in (2, -1):  # unchecked, a seat past the table's would index past its seats
+        with pytest.raises(ValueError, match=rf"final_seat={seat} at table 0 is not allowed: use a seat 0\.\.1"):
+            game.step(legal, final_seat=torch.tensor([seat, 0]))
+    with pytest.raises(ValueError, match=r"final_seat must be a \(2,\) integer tensor of seats 0\.\.1, got shape \(3,\)"):
+        game.step(legal, final_seat=torch.zeros(3, dtype=torch.int64))
+    with pytest.raises(ValueError, match=r"final_seat must be .* dtype torch.float32"):
+        game.step(legal, final_seat=torch.zeros(2))
+    assert game.step(legal, final_seat=[1, 1]).observation.shape == (2, 294)  # a list of seats will do
     with pytest.raises(ValueError, match="table=7"):
         game.to_game_state(7)
     st = game.to_game_state(0)

@@ -62,8 +62,13 @@ def test_illegal_actions_terminate_or_raise() -> None:
     raising.reset(seed=0)
     with pytest.raises(ValueError, match="illegal action"):
         raising.step(np.array([40, 0]))
-    with pytest.raises(ValueError, match="actions must be"):
+    with pytest.raises(ValueError, match=r"actions must be a \(2,\) integer tensor of action ids 0\.\.53, got shape "
+                                         r"\(2,\) and dtype torch.float64"):
         raising.step(np.array([0.5, 0.5]))
+    with pytest.raises(ValueError, match=r"actions must be a \(2,\) .* got shape \(3,\)"):
+        raising.step(np.array([0, 0, 0]))
+    with pytest.raises(ValueError, match=r"actions must be a \(2,\) .* dtype torch.bool"):
+        raising.step(np.array([True, False]))
     with pytest.raises(ValueError, match="seat="):
         ThreeThirteenVectorEnv(num_envs=2, seat=5)
     from tt_env.agents.greedy import GreedyAgent

@@ -35,6 +35,7 @@ from .random_keys import seed_words, stream_base, uniform_below
 from .solver import BACKENDS as SOLVER_BACKENDS
 from .solver import least_penalty
 from .state import BatchState
+from .step_inputs import checked_actions, checked_active, checked_final_seats, raise_if_illegal
 from .timestep import TimeStep, step_rewards, win_rewards
 
 __all__ = ["MAX_BATCH_DECKS", "SOLVING_MODES", "BatchGame", "TimeStep", "win_rewards"]
@@ -168,6 +169,9 @@ class BatchGame:
         (``from_game_states``, ``load_state``) end the lockstep until the next ``reset()``.
         With ``cuda_graphs`` the lockstep steps are replayed graphs."""
         actions, active = self._checked(actions, active)
+        if final_seat is not None:
+            final_seat = checked_final_seats(final_seat, self.num_tables, self.num_players, self.device,
+                                             self.check_actions)
         if self._graphs is not None and active is None and final_seat is None and self._lockstep_phase is not None:
             return self._graphs.step(actions, self._advance)
         return self._advance(actions, active, final_seat)
@@ -270,19 +274,10 @@ class BatchGame:
     def _checked(self, actions: torch.Tensor, active: torch.Tensor | None = None
                  ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(``actions`` as a (B,) int64 tensor, ``active`` as a (B,) bool one) on the device;
-        illegal actions raise when checking."""
+        illegal actions raise when checking (:mod:`tt_env.batch.step_inputs`)."""
         if active is not None:
-            active = torch.as_tensor(active, device=self.device)
-            if active.shape != (self.num_tables,) or active.dtype != torch.bool:
-                raise ValueError(f"active must be a ({self.num_tables},) bool tensor (the tables to step), got shape "
-                                 f"{tuple(active.shape)} and dtype {active.dtype}")
-        if not isinstance(actions, torch.Tensor):
-            actions = torch.as_tensor(np.asarray(actions))
-        if actions.shape != (self.num_tables,) or actions.dtype.is_floating_point or actions.dtype == torch.bool \
-                or actions.dtype.is_complex:
-            raise ValueError(f"actions must be a ({self.num_tables},) integer tensor of action ids 0..{NUM_ACTIONS - 1}, "
-                             f"got shape {tuple(actions.shape)} and dtype {actions.dtype}")
-        actions = actions.to(device=self.device, dtype=torch.int64)
+            active = checked_active(active, self.num_tables, self.device)
+        actions = checked_actions(actions, self.num_tables, self.device)
         if self._mask is None:
             raise RuntimeError("step() called before reset(): call reset() first")
         if self.check_actions:
@@ -291,12 +286,7 @@ class BatchGame:
             legal |= self.state.game_over  # a finished table (autoreset=False) ignores its action
             if active is not None:
                 legal |= ~active
-            if not bool(legal.all()):  # host: check_actions=True only (off: no wait in step)
-                i = int((~legal).nonzero()[0])  # host: only on the way to raising
-                allowed = self._mask[i].nonzero().flatten().tolist()  # host: only on the way to raising
-                raise ValueError(f"illegal action {int(actions[i])} at table {i} (seat {int(self.state.current[i])}): "
-                                 f"legal actions there are {allowed} (0 draw stock, 1 take discard, 2+c discard "
-                                 f"card c)")
+            raise_if_illegal(actions, legal, self._mask, self.state.current)
         return actions, active
 
     def _on_rows(self, mask: torch.Tensor, fn: Callable[..., None], *outputs: torch.Tensor) -> None:

@@ -31,6 +31,7 @@ from ..observation import observation_bounds
 from .agents import BatchAgent, make_batch_agent
 from .devices import checked_device
 from .game import BatchGame, TimeStep
+from .step_inputs import checked_actions
 
 SEAT_MODES = ("rotate", "random")
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
@@ -131,13 +132,9 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict]:
         if self._ts is None:
             raise RuntimeError("step() called before reset(): call reset() first")
-        acts = torch.as_tensor(np.asarray(actions) if not isinstance(actions, torch.Tensor) else actions,
-                               device=self.device)
-        if acts.shape != (self.num_envs,) or acts.dtype.is_floating_point or acts.dtype == torch.bool:
-            raise ValueError(f"actions must be {self.num_envs} integer action ids 0..{NUM_ACTIONS - 1}, "
-                             f"got shape {tuple(acts.shape)} and dtype {acts.dtype}")
-        acts = acts.long()
-        legal = ((acts >= 0) & (acts < NUM_ACTIONS)) & self._mask.gather(1, acts.clamp(0, NUM_ACTIONS - 1).unsqueeze(1)).squeeze(1)
+        acts = checked_actions(actions, self.num_envs, self.device)
+        inside = (acts >= 0) & (acts < NUM_ACTIONS)
+        legal = inside & self._mask.gather(1, acts.clamp(0, NUM_ACTIONS - 1).unsqueeze(1)).squeeze(1)
         info = self._blank_info()
         reward = self._pending.clone()
         illegal = ~legal

@@ -1,0 +1,73 @@
+"""What a batched step is given, checked and put on the device: the actions, the tables to step,
+and the seats whose view a finished game's last observation is.
+
+Shapes and dtypes are checked at every call (free: no wait on the device). Values are checked
+only where the caller asks (``BatchGame(check_actions=True)``, the default): that check reads the
+device once, the one wait a step makes, so a fast loop turns it off. An action or a seat out of
+range is never passed on unchecked to the step's kernels, which would index past a table's rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..engine.game import NUM_ACTIONS
+
+
+def integer_rows(values: Any, num_rows: int, device: torch.device, what: str) -> torch.Tensor:
+    """``values`` (a tensor, array or sequence) as a (``num_rows``,) int64 tensor on ``device``;
+    ``ValueError`` naming ``what`` (for instance "integer tensor of seats 0..3") if it is not one."""
+    if not isinstance(values, torch.Tensor):
+        values = torch.as_tensor(np.asarray(values))
+    if values.shape != (num_rows,) or values.dtype.is_floating_point or values.dtype.is_complex \
+            or values.dtype == torch.bool:
+        raise ValueError(f"must be a ({num_rows},) {what}, got shape {tuple(values.shape)} and dtype {values.dtype}")
+    return values.to(device=device, dtype=torch.int64)
+
+
+def checked_active(active: Any, num_tables: int, device: torch.device) -> torch.Tensor:
+    """``active`` (the tables to step) as a (B,) bool tensor on ``device``."""
+    active = torch.as_tensor(active, device=device)
+    if active.shape != (num_tables,) or active.dtype != torch.bool:
+        raise ValueError(f"active must be a ({num_tables},) bool tensor (the tables to step), got shape "
+                         f"{tuple(active.shape)} and dtype {active.dtype}")
+    return active
+
+
+def checked_actions(actions: Any, num_tables: int, device: torch.device) -> torch.Tensor:
+    """``actions`` as a (B,) int64 tensor on ``device`` (shape and dtype only; see :func:`first_illegal`)."""
+    try:
+        return integer_rows(actions, num_tables, device, f"integer tensor of action ids 0..{NUM_ACTIONS - 1}")
+    except ValueError as error:
+        raise ValueError(f"actions {error}") from None
+
+
+def raise_if_illegal(actions: torch.Tensor, legal: torch.Tensor, mask: torch.Tensor, seats: torch.Tensor) -> None:
+    """``ValueError`` naming the first table whose action is not ``legal``, its seat and the actions
+    its ``mask`` allows (one read of the device; the rest only on the way to raising)."""
+    if bool(legal.all()):  # host: value checks only (off: no wait in step)
+        return
+    i = int((~legal).nonzero()[0])  # host: only on the way to raising
+    allowed = mask[i].nonzero().flatten().tolist()  # host: only on the way to raising
+    raise ValueError(f"illegal action {int(actions[i])} at table {i} (seat {int(seats[i])}): legal actions there "
+                     f"are {allowed} (0 draw stock, 1 take discard, 2+c discard card c)")
+
+
+def checked_final_seats(seats: Any, num_tables: int, num_players: int, device: torch.device,
+                        check_values: bool) -> torch.Tensor:
+    """``final_seat`` as a (B,) int64 tensor on ``device``; with ``check_values``, a seat outside
+    0..N-1 raises (unchecked it would index past a table's seats)."""
+    try:
+        seats = integer_rows(seats, num_tables, device, f"integer tensor of seats 0..{num_players - 1}")
+    except ValueError as error:
+        raise ValueError(f"final_seat {error}") from None
+    if check_values:
+        inside = (seats >= 0) & (seats < num_players)
+        if not bool(inside.all()):  # host: value checks only (off: no wait in step)
+            i = int((~inside).nonzero()[0])  # host: only on the way to raising
+            raise ValueError(f"final_seat={int(seats[i])} at table {i} is not allowed: use a seat "
+                             f"0..{num_players - 1}")
+    return seats
