@@ -169,7 +169,7 @@ def test_bad_input_is_named() -> None:
     with pytest.raises(RuntimeError, match="reset"):
         game.step(torch.zeros(2, dtype=torch.int64))
     ts = game.reset()
-    with pytest.raises(ValueError, match="illegal action 40 at table 0"):
+    with pytest.raises(ValueError, match=r"illegal action 40 at table 0 \(seat 0\): legal actions there are \[\d+(, \d+)*\]"):
         game.step(torch.tensor([40, 0]))
     with pytest.raises(ValueError, match="integer tensor"):
         game.step(torch.zeros(2))
@@ -186,11 +186,15 @@ def test_bad_input_is_named() -> None:
     for seat in (2, -1):  # unchecked, a seat past the table's would index past its seats
         with pytest.raises(ValueError, match=rf"final_seat={seat} at table 0 is not allowed: use a seat 0\.\.1"):
             game.step(legal, final_seat=torch.tensor([seat, 0]))
-    with pytest.raises(ValueError, match=r"final_seat must be a \(2,\) integer tensor of seats 0\.\.1, got shape \(3,\)"):
+    with pytest.raises(ValueError, match=r"final_seat must be a \(2,\) integer tensor of seats 0\.\.1, got shape \(3"):
         game.step(legal, final_seat=torch.zeros(3, dtype=torch.int64))
     with pytest.raises(ValueError, match=r"final_seat must be .* dtype torch.float32"):
         game.step(legal, final_seat=torch.zeros(2))
-    assert game.step(legal, final_seat=[1, 1]).observation.shape == (2, 294)  # a list of seats will do
+    after = game.step(legal, final_seat=[1, 1])  # a list of seats will do
+    assert after.observation.shape == (2, 294)
+    for mask in (torch.tensor([0, 1]), [1, 0], torch.ones(3, dtype=torch.bool)):  # table numbers are not a mask
+        with pytest.raises(ValueError, match=r"mask must be a \(2,\) bool tensor \(the tables to deal new games"):
+            game.reset_tables(mask)
     with pytest.raises(ValueError, match="table=7"):
         game.to_game_state(7)
     st = game.to_game_state(0)
@@ -198,6 +202,23 @@ def test_bad_input_is_named() -> None:
     with pytest.raises(ValueError, match="no game reaches"):
         game.from_game_states([st, game.to_game_state(1)])
     assert ts.observation.shape == (2, 294)
+
+
+@pytest.mark.parametrize("kernels", ["auto", "torch"])
+def test_narrower_integer_actions_and_seats_play_the_same_games(kernels: str) -> None:
+    """int32 actions and uint8 final seats are widened, not misread: the games equal int64 ones."""
+    wide, narrow = (BatchGame(Rules(num_players=3, rounds=[1]), 6, seed=3, kernels=kernels) for _ in range(2))
+    agent = BatchRandom(Rules(num_players=3), seed=4)
+    ts, ts_narrow = wide.reset(), narrow.reset()
+    finished = 0
+    for _ in range(120):
+        actions, seats = agent.act(ts.observation, ts.action_mask), torch.arange(6) % 3
+        ts = wide.step(actions, final_seat=seats)
+        ts_narrow = narrow.step(actions.to(torch.int32), final_seat=seats.to(torch.uint8))
+        for field in ("observation", "action_mask", "rewards", "scores", "final_observation"):
+            assert torch.equal(getattr(ts, field), getattr(ts_narrow, field)), field
+        finished += int(ts.game_over.sum())
+    assert finished > 0  # final seats were used
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")

@@ -41,6 +41,7 @@ def test_a_cuda_index_past_the_machine_s_devices_names_those_it_has(monkeypatch:
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
     assert checked_device("cuda:1") == torch.device("cuda", 1)
     assert checked_device("cuda") == torch.device("cuda")
+    assert checked_device(1) == torch.device("cuda", 1)  # an int K is cuda:K, as in torch
     with pytest.raises(ValueError, match=r"device='cuda:2' is not available here: this machine has 2 CUDA device\(s\), "
                                          r"cuda:0\.\.cuda:1"):
         checked_device("cuda:2")

@@ -35,7 +35,7 @@ from .random_keys import seed_words, stream_base, uniform_below
 from .solver import BACKENDS as SOLVER_BACKENDS
 from .solver import least_penalty
 from .state import BatchState
-from .step_inputs import checked_actions, checked_active, checked_final_seats, raise_if_illegal
+from .step_inputs import checked_actions, checked_active, checked_final_seats, raise_if_illegal, table_mask
 from .timestep import TimeStep, step_rewards, win_rewards
 
 __all__ = ["MAX_BATCH_DECKS", "SOLVING_MODES", "BatchGame", "TimeStep", "win_rewards"]
@@ -257,9 +257,7 @@ class BatchGame:
 
     def reset_tables(self, mask: torch.Tensor) -> TimeStep:
         """Start new games on the tables where ``mask`` ((B,) bool) holds; the others go on."""
-        mask = torch.as_tensor(mask, device=self.device, dtype=torch.bool)
-        if mask.shape != (self.num_tables,):
-            raise ValueError(f"mask must have shape ({self.num_tables},), got {tuple(mask.shape)}")
+        mask = table_mask(mask, self.num_tables, self.device, "mask", "the tables to deal new games on")
         self._deal_tables(mask, torch.ones_like(mask))
         if self._lockstep_phase != 0:  # a new game starts in the draw phase
             self._lockstep_phase = None

@@ -1,5 +1,6 @@
 """What a batched step is given, checked and put on the device: the actions, the tables to step,
-and the seats whose view a finished game's last observation is.
+and the seats whose view a finished game's last observation is (and the tables ``reset_tables``
+deals new games on).
 
 Shapes and dtypes are checked at every call (free: no wait on the device). Values are checked
 only where the caller asks (``BatchGame(check_actions=True)``, the default): that check reads the
@@ -28,13 +29,20 @@ def integer_rows(values: Any, num_rows: int, device: torch.device, what: str) ->
     return values.to(device=device, dtype=torch.int64)
 
 
+def table_mask(mask: Any, num_tables: int, device: torch.device, name: str, meaning: str) -> torch.Tensor:
+    """``mask`` as a (B,) bool tensor on ``device``; ``ValueError`` naming it (``name``: what the
+    tables where it holds are, ``meaning``) otherwise. Integers are refused, not cast: table
+    numbers given for a mask would pick other tables."""
+    mask = torch.as_tensor(mask, device=device)
+    if mask.shape != (num_tables,) or mask.dtype != torch.bool:
+        raise ValueError(f"{name} must be a ({num_tables},) bool tensor ({meaning}), got shape "
+                         f"{tuple(mask.shape)} and dtype {mask.dtype}")
+    return mask
+
+
 def checked_active(active: Any, num_tables: int, device: torch.device) -> torch.Tensor:
     """``active`` (the tables to step) as a (B,) bool tensor on ``device``."""
-    active = torch.as_tensor(active, device=device)
-    if active.shape != (num_tables,) or active.dtype != torch.bool:
-        raise ValueError(f"active must be a ({num_tables},) bool tensor (the tables to step), got shape "
-                         f"{tuple(active.shape)} and dtype {active.dtype}")
-    return active
+    return table_mask(active, num_tables, device, "active", "the tables to step")
 
 
 def checked_actions(actions: Any, num_tables: int, device: torch.device) -> torch.Tensor:
