@@ -83,3 +83,17 @@ def expert_positions(rules, games: int, seed: int) -> list:
                   agent_rngs=[rng] * rules.num_players,
                   on_decision=lambda _state, _seat, obs, mask, _action, _seconds: positions.append((obs, mask)))
     return positions
+
+
+def device_arg(text: str) -> str:
+    """An ``argparse`` type for a benchmark's ``--device``: ``cpu``, ``cuda`` or ``cuda:K`` that this
+    machine has (the batched engine's own check, :func:`tt_env.batch.devices.checked_device`)."""
+    import argparse
+
+    from tt_env.batch.devices import checked_device
+
+    try:
+        checked_device(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text

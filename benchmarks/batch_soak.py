@@ -51,6 +51,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(1, ROOT)
 sys.path.insert(2, os.path.join(ROOT, "tests"))  # the differential check lives with the tests
+from _common import device_arg  # noqa: E402
 from batch_differential import Mismatch, SideBySide  # noqa: E402
 from soak_checks import game_spec  # noqa: E402
 
@@ -234,7 +235,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--chunk-steps", type=int, default=300, help="steps of each chunk (default 300)")
     parser.add_argument("--paths", default=",".join(PATHS),
                         help=f"engine paths, taken in turn by the chunks (default {','.join(PATHS)})")
-    parser.add_argument("--device", default="cpu", help="torch device of the batch (default cpu)")
+    parser.add_argument("--device", type=device_arg, default="cpu", help="torch device of the batch (default cpu)")
     parser.add_argument("--cuda-graphs", action="store_true", help="BatchGame(cuda_graphs=True) (CUDA only)")
     parser.add_argument("--chunk", type=int, default=None, help="play only this chunk of the run")
     parser.add_argument("--max-mismatches", type=int, default=5, help="stop after this many failed chunks (default 5)")
@@ -254,12 +255,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if unknown or not args.paths:
         parser.error(f"--paths {','.join(unknown) or '(empty)'}: use a comma-separated list of "
                      f"{', '.join(PATHS + SLOW_PATHS)}")
-    try:
-        device = torch.device(args.device)
-    except RuntimeError as exc:
-        parser.error(f"--device {args.device!r}: {exc} (use cpu, cuda or cuda:K)")
-    if device.type == "cuda" and not torch.cuda.is_available():
-        parser.error(f"--device {args.device}: no CUDA device here (use cpu)")
+    device = torch.device(args.device)
     if args.cuda_graphs and device.type != "cuda":
         parser.error("--cuda-graphs needs --device cuda")
     if "every-row-triton" in args.paths and device.type != "cpu":

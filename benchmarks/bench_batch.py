@@ -38,13 +38,14 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import fmt_rate, print_header, print_table, summarize  # noqa: E402
+from _common import device_arg, fmt_rate, print_header, print_table, summarize  # noqa: E402
 from bench_env import Runner, make_aec_runner, make_openspiel_runner  # noqa: E402
 
 from tt_env.batch import BatchGame  # noqa: E402
 from tt_env.batch.agents import BatchRandom  # noqa: E402
 from tt_env.batch.game import SOLVING_MODES  # noqa: E402
 from tt_env.batch.kernels import KERNEL_BACKENDS  # noqa: E402
+from tt_env.cli_checks import int_at_least, int_list, positive_float, seed_arg  # noqa: E402
 from tt_env.engine.rules import Rules  # noqa: E402
 
 
@@ -107,15 +108,19 @@ def make_batch_runner(players: int, tables: int, device: torch.device, seed: int
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--batch-sizes", default="256,1024,4096", help="comma-separated tables per batch")
-    parser.add_argument("--players", default="2", help="comma-separated player counts (the batched engine, and the scalar raw_env beside it at each)")
-    parser.add_argument("--device", default="cpu", help="torch device of the batched engine (cpu, cuda, cuda:1)")
+    parser.add_argument("--batch-sizes", type=int_list(1), default=[256, 1024, 4096],
+                        help="comma-separated tables per batch")
+    parser.add_argument("--players", type=int_list(2, 8, noun="player counts"), default=[2],
+                        help="comma-separated player counts (the batched engine, and the scalar raw_env beside it at "
+                             "each)")
+    parser.add_argument("--device", type=device_arg, default="cpu",
+                        help="torch device of the batched engine (cpu, cuda, cuda:1)")
     parser.add_argument("--envs", default="batch,tt_raw,openspiel", help="subset of batch,tt_raw,openspiel")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=2.0)
-    parser.add_argument("--warmup", type=float, default=1.0)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--repeats", type=int_at_least(1), default=5)
+    parser.add_argument("--seconds", type=positive_float(), default=2.0)
+    parser.add_argument("--warmup", type=positive_float(), default=1.0)
+    parser.add_argument("--seed", type=seed_arg, default=0)
+    parser.add_argument("--threads", type=int_at_least(0), default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--solver", default="auto", choices=["auto", "torch", "triton", "c"],
                         help="meld solver backend of the batched engine (BatchGame's solver=)")
     parser.add_argument("--every-row", action="store_true",
@@ -125,7 +130,7 @@ def main() -> None:
     parser.add_argument("--solving", default="auto",
                         help=f"comma-separated BatchGame solving= modes to run side by side ({', '.join(SOLVING_MODES)}; "
                              "they differ on the every-row path, any device but a CPU)")
-    parser.add_argument("--prefix-programs", default="",
+    parser.add_argument("--prefix-programs", type=int_list(1), default=[None],
                         help="comma-separated values of the fused kernels' programs per launch with a count "
                              "(tt_env.batch.solver_triton.PREFIX_PROGRAMS), each run side by side (needs Triton)")
     parser.add_argument("--kernels", default="auto",
@@ -152,12 +157,7 @@ def main() -> None:
         raise SystemExit(f"--cuda-graphs {args.cuda_graphs!r}: choose from off, on (comma-separated)")
     if "on" in graphs and torch.device(args.device).type != "cuda":
         raise SystemExit(f"--cuda-graphs on needs --device cuda (got --device {args.device})")
-    try:
-        programs: list[int | None] = [int(p) for p in args.prefix_programs.split(",") if p.strip()] or [None]
-    except ValueError:
-        raise SystemExit(f"--prefix-programs {args.prefix_programs!r}: use comma-separated positive ints") from None
-    if any(p is not None and p < 1 for p in programs):
-        raise SystemExit(f"--prefix-programs {args.prefix_programs!r}: every value must be at least 1")
+    programs: list[int | None] = args.prefix_programs
     if programs != [None]:
         try:
             from tt_env.batch import solver_triton  # noqa: F401
@@ -174,8 +174,8 @@ def main() -> None:
     runners: list[Runner] = []
     memory: dict[str, int] = {}
     if "batch" in envs:
-        for players in (int(p) for p in args.players.split(",")):
-            for tables in (int(b) for b in args.batch_sizes.split(",")):
+        for players in args.players:
+            for tables in args.batch_sizes:
                 for mode, count, backend, graph in itertools.product(solving, programs, kernels, graphs):
                     runner, per_table = make_batch_runner(players, tables, device, args.seed, args.solver, mode,
                                                           args.every_row, count, backend, switches[graph])
@@ -184,7 +184,7 @@ def main() -> None:
     if "tt_raw" in envs:  # the scalar env at each player count, so that each ratio is like for like
         from tt_env.three_thirteen_v0 import raw_env
 
-        for players in dict.fromkeys(int(p) for p in args.players.split(",")):
+        for players in dict.fromkeys(args.players):
             runners.append(make_aec_runner(f"three-thirteen {players}p raw_env",
                                            lambda players=players: raw_env(num_players=players), args.seed,
                                            "ours, scalar"))

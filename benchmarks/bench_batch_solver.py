@@ -28,11 +28,13 @@ import time
 
 import numpy as np
 import torch
+from _common import device_arg  # the script's folder is first on sys.path
 
 from tt_env.batch import solver_triton
 from tt_env.batch.go_out import melds_completely
 from tt_env.batch.go_out_filter import could_meld_completely
 from tt_env.batch.solver import least_penalty
+from tt_env.cli_checks import int_at_least, int_list, positive_float, seed_arg
 from tt_env.engine import melds
 from tt_env.engine.rules import Rules
 
@@ -204,32 +206,31 @@ def speed(args: argparse.Namespace, device: torch.device) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--hands", type=int, default=1_000_000, help="hands checked (C batch), all groups together")
-    parser.add_argument("--torch-hands", type=int, default=None,
+    parser.add_argument("--hands", type=int_at_least(1), default=1_000_000,
+                        help="hands checked (C batch), all groups together")
+    parser.add_argument("--torch-hands", type=int_at_least(0), default=None,
                         help="hands per group checked with the torch program (default 20,000 on cuda, 30 on cpu)")
-    parser.add_argument("--torch-seconds", type=float, default=60.0,
+    parser.add_argument("--torch-seconds", type=positive_float(), default=60.0,
                         help="time budget of the torch check per group (it stops after the chunk that passes it)")
-    parser.add_argument("--device", default="cpu", help="device of the torch program: cpu, cuda, cuda:1 ...")
-    parser.add_argument("--batch-sizes", default="1024,16384", help="C batch sizes, comma-separated")
-    parser.add_argument("--torch-batch-sizes", default=None,
+    parser.add_argument("--device", type=device_arg, default="cpu",
+                        help="device of the torch program: cpu, cuda, cuda:1 ...")
+    parser.add_argument("--batch-sizes", type=int_list(1), default=[1024, 16384], help="C batch sizes, comma-separated")
+    parser.add_argument("--torch-batch-sizes", type=int_list(1), default=None,
                         help="torch batch sizes (default 1024,16384 on cuda, 256 on cpu)")
     parser.add_argument("--backends", default=None,
                         help="tensor backends checked and timed, comma-separated: torch, triton "
                              "(default torch, and triton too on cuda when it is installed)")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeats", type=int_at_least(1), default=3)
+    parser.add_argument("--seed", type=seed_arg, default=0)
     parser.add_argument("--skip-check", action="store_true")
-    parser.add_argument("--filter-hands", type=int, default=200_000,
+    parser.add_argument("--filter-hands", type=int_at_least(0), default=200_000,
                         help="hands built from melds on which the go-out filter must keep every hand that melds")
     args = parser.parse_args()
     device = torch.device(args.device)
     cuda = device.type == "cuda"
-    if cuda and not torch.cuda.is_available():
-        parser.error("--device cuda: no GPU is available here")
     if melds.solver_backend() != "c":
         parser.error("the scalar C solver is the reference: build it (python setup.py build_ext --inplace)")
     args.torch_hands = args.torch_hands if args.torch_hands is not None else (20_000 if cuda else 30)
-    args.batch_sizes = [int(b) for b in args.batch_sizes.split(",")]
     default_backends = "torch,triton" if cuda and solver_triton.available() else "torch"
     args.backends = (args.backends or default_backends).split(",")
     for backend in args.backends:
@@ -237,7 +238,7 @@ def main() -> int:
             parser.error(f"--backends: {backend!r} is not allowed: use torch or triton")
         if backend == "triton" and not solver_triton.available():
             parser.error("--backends triton: Triton is not installed (pip install triton)")
-    args.torch_batch_sizes = [int(b) for b in (args.torch_batch_sizes or ("1024,16384" if cuda else "256")).split(",")]
+    args.torch_batch_sizes = args.torch_batch_sizes or ([1024, 16384] if cuda else [256])
     print(f"torch {torch.__version__}, device {device}"
           + (f" ({torch.cuda.get_device_name(device)})" if cuda else "") + f", torch threads {torch.get_num_threads()}")
     speed(args, device)

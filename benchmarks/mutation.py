@@ -94,7 +94,8 @@ MODULES: dict[str, list[str]] = {
                                     "tests/test_batch_engine.py", TRITON_TESTS],
     "tt_env/batch/buffers.py": ["tests/test_batch_buffers.py", "tests/test_batch_api.py"],
     "tt_env/batch/global_state.py": ["tests/test_batch_global_state.py", "tests/test_batch_ppo.py"],
-    "tt_env/batch/step_inputs.py": ["tests/test_batch_api.py", "tests/test_batch_vector_env.py"],
+    "tt_env/batch/step_inputs.py": ["tests/test_batch_api.py", "tests/test_batch_vector_env.py",
+                                    "tests/test_batch_devices.py"],
     "tt_env/batch/devices.py": ["tests/test_batch_devices.py"],
     # the Triton modules' launchers (the kernels are in lru_cached builders, which mutmut leaves
     # alone: benchmarks/hand_mutants.py changes those). Not listed: go_out_filter_triton.py and

@@ -47,10 +47,11 @@ from collections.abc import Callable
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import print_header, print_table  # noqa: E402
+from _common import device_arg, print_header, print_table  # noqa: E402
 
 from tt_env.batch import game as game_module  # noqa: E402
 from tt_env.batch.agents import BatchRandom  # noqa: E402
+from tt_env.cli_checks import int_at_least, int_list, positive_float, seed_arg  # noqa: E402
 from tt_env.engine.rules import Rules  # noqa: E402
 
 PARTS = {  # label: the (owner, attribute) pairs timed under it
@@ -127,27 +128,20 @@ def breakdown(players: int, tables: int, seconds: float, repeats: int, warmup_st
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tables", default="16384", help="comma-separated batch sizes (default 16384)")
+    parser.add_argument("--tables", type=int_list(1), default=[16384],
+                        help="comma-separated batch sizes (default 16384)")
     parser.add_argument("--players", type=int, default=2, help="2..8 (default 2)")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
-    parser.add_argument("--seconds", type=float, default=2.0, help="seconds per timed run (default 2)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed runs; medians are shown (default 5)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--device", default="cpu", help="torch device of the engine (cpu, cuda, cuda:1)")
+    parser.add_argument("--threads", type=int_at_least(1), default=1, help="torch threads (default 1)")
+    parser.add_argument("--seconds", type=positive_float(), default=2.0, help="seconds per timed run (default 2)")
+    parser.add_argument("--repeats", type=int_at_least(1), default=5, help="timed runs; medians are shown (default 5)")
+    parser.add_argument("--seed", type=seed_arg, default=0)
+    parser.add_argument("--device", type=device_arg, default="cpu",
+                        help="torch device of the engine (cpu, cuda, cuda:1)")
     args = parser.parse_args()
-    try:
-        tables = [int(t) for t in args.tables.split(",")]
-    except ValueError:
-        parser.error(f"--tables={args.tables!r}: use comma-separated positive ints, e.g. 4096,16384")
-    if any(t < 1 for t in tables):
-        parser.error(f"--tables={args.tables!r}: every batch size must be a positive int")
+    tables = args.tables
     if not 2 <= args.players <= 8:
         parser.error(f"--players={args.players}: use 2..8")
-    if args.threads < 1 or args.seconds <= 0 or args.repeats < 1:
-        parser.error("--threads and --repeats must be at least 1, --seconds above 0")
     device = torch.device(args.device)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        parser.error(f"--device={args.device!r}: this torch sees no CUDA GPU; use cpu")
     if device.type not in ("cpu", "cuda"):
         parser.error(f"--device={args.device!r}: use cpu or cuda (cuda:N)")
     torch.set_num_threads(args.threads)

@@ -12,6 +12,7 @@ import tt_env  # noqa: F401  (registers tt_env/ThreeThirteen-v0)
 from tt_env.batch import BatchGame
 from tt_env.batch.agents import BatchRandom, make_batch_agent
 from tt_env.batch.devices import checked_device
+from tt_env.batch.step_inputs import checked_actions, checked_active, checked_final_seats, table_mask
 from tt_env.engine.rules import Rules
 
 MALFORMED = "is not allowed: use 'cpu', 'cuda' or 'cuda:K'"
@@ -71,3 +72,14 @@ def test_a_numpy_table_count_is_an_int() -> None:
     assert game.reset().observation.shape[0] == 3
     with pytest.raises(ValueError, match="num_tables=0 is not allowed: use an int >= 1"):
         BatchGame(Rules(), np.int64(0))  # type: ignore[arg-type]
+
+
+def test_a_step_s_inputs_land_on_the_engine_s_device() -> None:
+    """A step's actions, tables and seats are moved to the engine's device (here "meta", a device
+    with no data, so that a CPU-only machine sees the move)."""
+    meta = torch.device("meta")
+    for made in (checked_actions([1, 2], 2, meta), checked_final_seats(torch.tensor([0, 1], dtype=torch.int32), 2,
+                                                                        2, meta, check_values=False)):
+        assert made.device == meta and made.dtype == torch.int64
+    assert checked_active([True, False], 2, meta).device == meta
+    assert table_mask(torch.tensor([True]), 1, meta, "mask", "the tables to deal new games on").device == meta

@@ -113,10 +113,11 @@ def test_a_chunk_runs_again_without_a_mismatch(capsys: pytest.CaptureFixture) ->
     (["--paths", "gpu"], "--paths gpu: use a comma-separated list of auto, every-row-kept, every-row-gathered"),
     (["--seconds", "0"], "--seconds 0.0: use a number > 0"),
     (["--cuda-graphs"], "--cuda-graphs needs --device cuda"),
-    (["--device", "tpu"], "--device 'tpu'"),
+    (["--device", "tpu"], "argument --device: device='tpu' is not allowed: use 'cpu', 'cuda' or 'cuda:K'"),
     (["--paths", "auto,every-row-tritons"], "--paths every-row-tritons: use a comma-separated list of auto, "
                                             "every-row-kept, every-row-gathered, every-row-triton"),
-] + ([] if torch.cuda.is_available() else [(["--device", "cuda"], "--device cuda: no CUDA device here")]))
+] + ([] if torch.cuda.is_available() else [(["--device", "cuda"], "argument --device: device='cuda' is not available "
+                                                                  "here: this machine has no CUDA device")]))
 def test_bad_arguments_are_refused_with_the_allowed_values(capsys: pytest.CaptureFixture, args: list[str],
                                                            message: str) -> None:
     with pytest.raises(SystemExit) as exc:

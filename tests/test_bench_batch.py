@@ -1,4 +1,5 @@
-"""``benchmarks/bench_batch.py``: its batched runner plays and counts, and its tuning flag works."""
+"""``benchmarks/bench_batch.py``: its batched runner plays and counts, its tuning flag works, and it (and
+``bench_batch_solver.py``) refuse bad arguments by name before any work."""
 
 from __future__ import annotations
 
@@ -30,12 +31,44 @@ def test_a_runner_sets_the_kernels_programs_per_launch_while_it_plays(monkeypatc
     assert solver_triton.PREFIX_PROGRAMS == 64
 
 
-@pytest.mark.parametrize("value,message", [("0", "every value must be at least 1"),
-                                           ("8k", "use comma-separated positive ints")])
-def test_bad_prefix_programs_are_named(monkeypatch: pytest.MonkeyPatch, value: str, message: str) -> None:
-    monkeypatch.setattr(sys, "argv", ["bench_batch.py", "--prefix-programs", value])
-    with pytest.raises(SystemExit, match=message):
+NO_CUDA = [] if torch.cuda.is_available() else [
+    (["--device", "cuda"], "argument --device: device='cuda' is not available here: this machine has no CUDA device")]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--prefix-programs", "0"], "argument --prefix-programs: '0' is not allowed: use comma-separated integers >= 1"),
+    (["--prefix-programs", "8k"], "argument --prefix-programs: '8k' is not a list of integers"),
+    (["--batch-sizes", "1024,0"], "argument --batch-sizes: '1024,0' is not allowed: use comma-separated integers >= 1"),
+    (["--players", "2,9"], "argument --players: '2,9' is not allowed: use comma-separated player counts 2..8"),
+    (["--device", "gpu"], "argument --device: device='gpu' is not allowed: use 'cpu', 'cuda' or 'cuda:K'"),
+    (["--seconds", "0"], "argument --seconds: 0 is not allowed: use a number > 0"),
+    (["--repeats", "0"], "argument --repeats: 0 is not allowed: use an integer >= 1"),
+    (["--seed", "-1"], "argument --seed: -1 is not allowed: use a seed, an integer >= 0"),
+] + NO_CUDA)
+def test_bad_arguments_are_named(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, args: list[str],
+                                 message: str) -> None:
+    """Refused before any work, in one line that names the flag and what it allows (no traceback)."""
+    monkeypatch.setattr(sys, "argv", ["bench_batch.py", *args])
+    with pytest.raises(SystemExit) as exit_:
         bench_batch.main()
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--batch-sizes", "x"], "argument --batch-sizes: 'x' is not a list of integers"),
+    (["--torch-batch-sizes", "0"], "argument --torch-batch-sizes: '0' is not allowed"),
+    (["--hands", "0"], "argument --hands: 0 is not allowed: use an integer >= 1"),
+    (["--torch-seconds", "-1"], "argument --torch-seconds: -1 is not allowed: use a number > 0"),
+    (["--device", "tpu"], "argument --device: device='tpu' is not allowed"),
+] + NO_CUDA)
+def test_the_solver_benchmark_names_bad_arguments(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+                                                  args: list[str], message: str) -> None:
+    import bench_batch_solver
+
+    monkeypatch.setattr(sys, "argv", ["bench_batch_solver.py", *args])
+    with pytest.raises(SystemExit) as exit_:
+        bench_batch_solver.main()
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("args,message", [(["--cuda-graphs", "yes"], "choose from off, on"),

@@ -8,8 +8,8 @@ import os
 import pytest
 
 from tt_env import cli_checks
-from tt_env.cli_checks import (decks_arg, int_at_least, output_dir_problem, output_file_problem, positive_float,
-                               seed_arg, workers_note)
+from tt_env.cli_checks import (decks_arg, int_at_least, int_list, output_dir_problem, output_file_problem,
+                               positive_float, seed_arg, workers_note)
 
 needs_non_root = pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
                                     reason="root may write anywhere: permission checks mean nothing")
@@ -22,6 +22,20 @@ def test_int_at_least_names_the_value_and_the_range():
         at_least_one("0")
     with pytest.raises(argparse.ArgumentTypeError, match=r"^'x' is not an integer: use an integer >= 1$"):
         at_least_one("x")
+
+
+def test_int_list_names_the_value_and_the_range():
+    assert int_list(1)("1024, 4096,1") == [1024, 4096, 1]
+    assert int_list(2, 8, noun="player counts")("2,8") == [2, 8]
+    with pytest.raises(argparse.ArgumentTypeError,
+                       match=r"^'256,0' is not allowed: use comma-separated integers >= 1$"):
+        int_list(1)("256,0")
+    with pytest.raises(argparse.ArgumentTypeError,
+                       match=r"^'2,9' is not allowed: use comma-separated player counts 2\.\.8$"):
+        int_list(2, 8, noun="player counts")("2,9")
+    for text in ("1k", "", "4096,", "1.5"):
+        with pytest.raises(argparse.ArgumentTypeError, match=r"is not a list of integers: use comma-separated"):
+            int_list(1)(text)
 
 
 def test_negative_seeds_are_refused_by_name():

@@ -7,7 +7,7 @@ at once, in one line (exit status 2), not after twenty minutes of games.
 - :class:`CommandParser`: ``argparse.ArgumentParser`` whose refusals are one line
   (``prog: error: message``, no usage block) and whose ``prog`` is the name the command was
   run by (``three-thirteen evaluate`` under the console command, see :func:`invoked_as`).
-- Types for ``argparse`` (``type=``): :func:`int_at_least`, :func:`seed_arg`,
+- Types for ``argparse`` (``type=``): :func:`int_at_least`, :func:`int_list`, :func:`seed_arg`,
   :func:`positive_float`, :func:`decks_arg`, :func:`rounds_arg` (the one parser of
   ``--rounds`` for every tool). Their messages name the value and the allowed range.
 - :func:`significant`: a number with a few significant digits (``0.0123``, ``12.3``, ``4567``),
@@ -90,6 +90,25 @@ def int_at_least(low: int, *, noun: str = "an integer") -> Callable[[str], int]:
         return value
 
     parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def int_list(low: int, high: int | None = None, *, noun: str = "integers") -> Callable[[str], list[int]]:
+    """An ``argparse`` type: comma-separated integers, each ``>= low`` (and ``<= high`` when given),
+    such as ``--batch-sizes 1024,4096``; the message names the value and the range."""
+    allowed = f"comma-separated {noun} >= {low}" if high is None else f"comma-separated {noun} {low}..{high}"
+
+    def parse(text: str) -> list[int]:
+        parts = [part.strip() for part in text.split(",")]
+        try:
+            values = [int(part) for part in parts]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a list of integers: use {allowed}") from None
+        if any(v < low or (high is not None and v > high) for v in values):
+            raise argparse.ArgumentTypeError(f"{text!r} is not allowed: use {allowed}")
+        return values
+
+    parse.__name__ = f"list of {noun}"
     return parse
 
 
