@@ -114,3 +114,10 @@ def test_set_seed_deals_the_seeds_games_with_the_same_rules() -> None:
     unseeded._set_seed(None)
     assert torch.equal(first_deal, _rollout(unseeded, 0)[0])
     assert torch.equal(first_deal, _rollout(ThreeThirteenTorchRLEnv(rules=rules, num_tables=4, seed=0), 0)[0])
+
+
+def test_a_step_without_an_action_says_what_to_set() -> None:
+    env = ThreeThirteenTorchRLEnv(num_tables=2)
+    with pytest.raises(ValueError, match=r"the tensordict has no 'action': set td\['action'\] to a \(2,\) integer "
+                                         r"tensor of action ids"):
+        env.step(env.reset())

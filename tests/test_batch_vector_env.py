@@ -191,3 +191,42 @@ def test_the_event_infos_are_integers_at_every_step() -> None:
             assert info[key].dtype == np.int64, key
         ended |= bool(terminated.any())
     assert ended
+
+
+def test_the_constructor_names_what_it_does_not_take() -> None:
+    import inspect
+
+    from tt_env.batch.vector_env import VECTOR_ENV_ARGUMENTS
+    from tt_env.engine.rules import Rules
+
+    named = [p.name for p in inspect.signature(ThreeThirteenVectorEnv).parameters.values() if p.kind != p.VAR_KEYWORD]
+    assert VECTOR_ENV_ARGUMENTS.split(", ") == named  # the message lists exactly the arguments there are
+    with pytest.raises(TypeError, match=r"unknown argument\(s\) \['jokers'\]: allowed are num_envs, opponents, .*, "
+                                        r"rules and the rule options \['decks', "):
+        ThreeThirteenVectorEnv(num_envs=2, jokers=True)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match=rf"num_envs={bad!r} is not allowed: use an int >= 1"):
+            ThreeThirteenVectorEnv(num_envs=bad)
+    assert ThreeThirteenVectorEnv(num_envs=np.int64(2)).num_envs == 2
+    with pytest.raises(ValueError, match=r"give rules=Rules\(...\) or rule options, not both \(got \['decks'\]\)"):
+        ThreeThirteenVectorEnv(num_envs=2, rules=Rules(num_players=3), decks=2)
+    with pytest.raises(ValueError, match="num_players=4 does not match rules.num_players=3"):
+        ThreeThirteenVectorEnv(num_envs=2, rules=Rules(num_players=3), num_players=4)
+    with pytest.raises(TypeError, match="rules=.* is not a Rules object"):
+        ThreeThirteenVectorEnv(num_envs=2, rules={"num_players": 3})
+    env = ThreeThirteenVectorEnv(num_envs=2)
+    with pytest.raises(TypeError, match=r"seed='x' \(str\) is not allowed: use None or an integer >= 0"):
+        env.reset(seed="x")
+
+
+def test_rules_give_the_tables_their_rules_as_the_single_env_does() -> None:
+    from tt_env.engine.rules import Rules
+
+    rules = Rules(num_players=3, decks=2, aces="high_or_low", rounds=(9, 10, 11))
+    env = gymnasium.make_vec("tt_env/ThreeThirteen-v0", num_envs=4, vectorization_mode="vector_entry_point",
+                             rules=rules)
+    single = gymnasium.make("tt_env/ThreeThirteen-v0", rules=rules)
+    assert env.unwrapped.rules == rules and env.unwrapped.game.rules == rules
+    obs, info = env.reset(seed=1)
+    assert obs.shape == (4,) + single.observation_space.shape
+    assert info["action_mask"].shape == (4, 54)

@@ -1,4 +1,5 @@
-"""Checks shared by the environments: actions that are not integers, seeds, done agents.
+"""Checks shared by the environments: actions that are not integers, seeds, done agents, and the
+player count of the one-learner environments (``tt_env.gym_env`` and the batched vector env).
 
 Kept apart from the environments so that their modules hold the game logic; the messages
 say what is wrong and what is allowed (STYLE: bad input gets a clear error).
@@ -13,6 +14,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .engine import game
+from .engine.rules import Rules
 
 
 class ActionCheckWrapper(wrappers.AssertOutOfBoundsWrapper):
@@ -65,3 +67,29 @@ def checked_seed(seed: Any, *, allow_list: bool = False) -> Any:
             raise ValueError(f"seed={seed!r} is not allowed: every entry of a seed list must be an integer "
                              f">= 0; use {allowed}") from None
     raise TypeError(f"seed={seed!r} ({type(seed).__name__}) is not allowed: use {allowed}")
+
+
+def player_count(num_opponents: int, num_players: Any, rules: Any, rule_options: dict[str, Any]) -> int:
+    """The player count of a one-learner environment from its arguments, checked.
+
+    ``rules`` (a :class:`Rules`) and rule options exclude each other, and ``num_players`` must
+    agree with ``rules``; without either, the count is one more than the opponents. One or
+    ``n - 1`` opponents fit ``n`` players (one is repeated)."""
+    if isinstance(num_players, np.integer):
+        num_players = int(num_players)
+    if rules is not None:
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules={rules!r} is not a Rules object")
+        if rule_options:
+            raise ValueError(f"give rules=Rules(...) or rule options, not both (got {sorted(rule_options)})")
+        if num_players is not None and num_players != rules.num_players:
+            raise ValueError(f"num_players={num_players!r} does not match rules.num_players={rules.num_players}")
+        num_players = rules.num_players
+    if num_players is not None and type(num_players) is not int:
+        raise ValueError(f"num_players={num_players!r} is not allowed: use None (one more than the "
+                         f"opponents) or an integer 2..8")
+    n = num_players if num_players is not None else num_opponents + 1
+    if num_opponents not in (1, n - 1):
+        raise ValueError(f"{num_opponents} opponents do not fit num_players={n}: give 1 (repeated) "
+                         f"or {n - 1} opponents")
+    return n

@@ -98,6 +98,7 @@ import numpy as np
 from .agents import Agent, make_agent
 from .engine.game import ACTION_TYPES_TEXT, NUM_ACTIONS, as_action
 from .engine.rules import Rules
+from .env_checks import player_count
 from .three_thirteen_v0 import ILLEGAL_ACTION_REWARD, checked_seed, raw_env
 
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
@@ -118,25 +119,9 @@ class ThreeThirteenGymEnv(gymnasium.Env):
         if not opponents:
             raise ValueError("opponents=[] is not allowed: give at least one agent (a registry name, "
                              "a checkpoint path or an agent object)")
-        if isinstance(num_players, np.integer):
-            num_players = int(num_players)
-        if rules is not None:
-            if not isinstance(rules, Rules):
-                raise TypeError(f"rules={rules!r} is not a Rules object")
-            if rule_options:
-                raise ValueError(f"give rules=Rules(...) or rule options, not both (got {sorted(rule_options)})")
-            if num_players is not None and num_players != rules.num_players:
-                raise ValueError(f"num_players={num_players!r} does not match rules.num_players={rules.num_players}")
-            num_players = rules.num_players
+        n = player_count(len(opponents), num_players, rules, rule_options)
         if isinstance(seat, np.integer):
             seat = int(seat)
-        if num_players is not None and type(num_players) is not int:
-            raise ValueError(f"num_players={num_players!r} is not allowed: use None (one more than the "
-                             f"opponents) or an integer 2..8")
-        n = num_players if num_players is not None else len(opponents) + 1
-        if len(opponents) not in (1, n - 1):
-            raise ValueError(f"{len(opponents)} opponents do not fit num_players={n}: give 1 (repeated) "
-                             f"or {n - 1} opponents")
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action={illegal_action!r} is not allowed: use one of "
                              f"{list(ILLEGAL_ACTION_MODES)}")

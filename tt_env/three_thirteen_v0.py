@@ -216,12 +216,17 @@ def env(num_players: int = 2, reward_mode: str = "relative", render_mode: str | 
     return wrapped
 
 
-def rules_from_kwargs(num_players: int = 2, **options: Any) -> Rules:
-    """A :class:`Rules` from environment keyword arguments; unknown names are rejected."""
+ENV_ARGUMENTS = "num_players, reward_mode, render_mode, reveal_all"
+"""The keyword arguments of :class:`raw_env` besides the rule options (named when one is unknown)."""
+
+
+def rules_from_kwargs(num_players: int = 2, *, env_arguments: str = ENV_ARGUMENTS, **options: Any) -> Rules:
+    """A :class:`Rules` from environment keyword arguments; unknown names are rejected, with the
+    environment's own arguments (``env_arguments``) and the rule options named as allowed."""
     unknown = sorted(set(options) - set(option_names()))
     if unknown:
-        raise TypeError(f"unknown argument(s) {unknown}: allowed are num_players, reward_mode, "
-                        f"render_mode, reveal_all and the rule options {list(option_names()[1:])}")
+        raise TypeError(f"unknown argument(s) {unknown}: allowed are {env_arguments} and the rule options "
+                        f"{list(option_names()[1:])}")
     return Rules(num_players=num_players, **options)
 
 

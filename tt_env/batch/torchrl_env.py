@@ -62,7 +62,12 @@ class ThreeThirteenTorchRLEnv(EnvBase):
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         # finished tables wait for their reset and ignore their actions; stepping every table keeps
         # the engine's lockstep (BatchGame.step), which skips the work no table needs
-        ts = self.game.step(tensordict.get("action").reshape(-1))
+        action = tensordict.get("action", None)
+        if action is None:
+            raise ValueError(f"the tensordict has no 'action': set td['action'] to a ({self.game.num_tables},) "
+                             f"integer tensor of action ids, legal under td['action_mask'] (env.rand_action(td) "
+                             f"draws legal ones)")
+        ts = self.game.step(action.reshape(-1))
         return self._out(ts, with_reward=True)
 
     def _set_seed(self, seed: int | None) -> None:

@@ -18,6 +18,7 @@ there, and the whole loop stays on it.
 from __future__ import annotations
 
 import inspect
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +28,9 @@ import torch
 
 from ..engine.game import NUM_ACTIONS
 from ..engine.rules import Rules
+from ..env_checks import checked_seed, player_count
 from ..observation import observation_bounds
+from ..three_thirteen_v0 import rules_from_kwargs
 from .agents import BatchAgent, make_batch_agent
 from .devices import checked_device
 from .game import BatchGame, TimeStep
@@ -36,6 +39,8 @@ from .step_inputs import checked_actions
 SEAT_MODES = ("rotate", "random")
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
 ILLEGAL_ACTION_REWARD = -1.0
+VECTOR_ENV_ARGUMENTS = "num_envs, opponents, seat, illegal_action, reward_mode, num_players, device, seed, rules"
+"""The keyword arguments besides the rule options (named when one is unknown)."""
 
 
 def _is_batch_agent(agent: object) -> bool:
@@ -61,7 +66,8 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
             checkpoint), for the other seats from the learner's left; one is repeated.
         seat: the learner's seat, an int, ``"rotate"`` (per table, by episode) or ``"random"``.
         illegal_action: ``"terminate"`` (reward -1, the episode ends) or ``"raise"``.
-        reward_mode, num_players, rule options: as ``tt_env.gym_env``.
+        reward_mode, num_players, rules, rule options: as ``tt_env.gym_env`` (``rules``, a
+            ``Rules``, or rule options; ``num_players`` must agree with ``rules``).
         device: ``None`` for numpy arrays, else the torch device of the engine and of every array.
         seed: root seed of the tables' deals.
     """
@@ -71,21 +77,26 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
     def __init__(self, num_envs: int = 1, opponents: Sequence[str | BatchAgent] | str | BatchAgent = ("greedy-v0",),
                  seat: int | str = 0, illegal_action: str = "terminate", reward_mode: str = "relative",
                  num_players: int | None = None, device: str | torch.device | None = None, seed: int = 0,
-                 **rule_options: Any) -> None:
+                 rules: Rules | None = None, **rule_options: Any) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
+            raise ValueError(f"num_envs={num_envs!r} is not allowed: use an int >= 1")
+        num_envs = int(num_envs)
         if isinstance(opponents, str) or hasattr(opponents, "act"):
             opponents = [opponents]  # type: ignore[list-item]
         opponents = list(opponents)  # type: ignore[arg-type]
         if not opponents:
             raise ValueError("opponents=[] is not allowed: give at least one agent (a name or a batched agent)")
-        n = num_players if num_players is not None else len(opponents) + 1
-        if len(opponents) not in (1, n - 1):
-            raise ValueError(f"{len(opponents)} opponents do not fit num_players={n}: give 1 (repeated) or {n - 1}")
+        n = player_count(len(opponents), num_players, rules, rule_options)
+        if isinstance(seat, np.integer):
+            seat = int(seat)
         if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action={illegal_action!r} is not allowed: use one of {list(ILLEGAL_ACTION_MODES)}")
+            raise ValueError(f"illegal_action={illegal_action!r} is not allowed: use one of "
+                             f"{list(ILLEGAL_ACTION_MODES)}")
         if not (seat in SEAT_MODES or (isinstance(seat, (int, np.integer)) and not isinstance(seat, bool)
                                        and 0 <= seat < n)):
             raise ValueError(f"seat={seat!r} is not allowed: use an int 0..{n - 1}, 'rotate' or 'random'")
-        self.rules = Rules(num_players=n, **rule_options)
+        self.rules = rules if rules is not None else rules_from_kwargs(n, env_arguments=VECTOR_ENV_ARGUMENTS,
+                                                                        **rule_options)
         self.as_tensors = device is not None
         self.device = checked_device("cpu" if device is None else device)
         self.game = BatchGame(self.rules, num_envs, device=self.device, seed=seed, reward_mode=reward_mode)
@@ -118,6 +129,7 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        seed = checked_seed(seed)
         if seed is not None:
             self._seat_rng = np.random.default_rng(seed)
             self._episodes.zero_()
