@@ -86,3 +86,21 @@ def test_made_agents_keep_the_rules_and_the_checkpoint_s_name() -> None:
     path = Path(__file__).resolve().parents[1] / "models" / "checkpoints" / "ppo-2p-v1.pt"
     assert make_batch_agent(str(path), Rules()).name == "ppo-2p-v1"
     assert make_batch_agent(str(path), Rules()).greedy and not make_batch_agent(str(path), Rules(), greedy=False).greedy
+
+
+def test_agents_refuse_rows_of_the_wrong_shape_by_name() -> None:
+    """A 2-player greedy-v0 given 3-player observations would read the wrong columns and play on:
+    every batched agent checks the shapes of what it is given (no wait on the device)."""
+    ts = BatchGame(Rules(num_players=3), 4, seed=0).reset()
+    agents = [BatchGreedy(Rules()), BatchRandom(Rules()), BatchNetwork(lambda obs, mask: torch.zeros(mask.shape))]
+    with pytest.raises(ValueError, match=r"observation must be a \(4, 294\) tensor \(the 2-player observation\), one "
+                                         r"row per row of action_mask, got shape \(4, 401\)"):
+        agents[0].act(ts.observation, ts.action_mask)
+    assert BatchGreedy(Rules(num_players=3)).act(ts.observation, ts.action_mask).shape == (4,)
+    for agent in agents:
+        with pytest.raises(ValueError, match=r"action_mask must be a \(B, 54\) tensor .* got shape \(4, 10\)"):
+            agent.act(ts.observation, ts.action_mask[:, :10])
+        with pytest.raises(ValueError, match=r"action_mask must be a \(B, 54\) tensor .* got a ndarray"):
+            agent.act(ts.observation, ts.action_mask.numpy())
+        with pytest.raises(ValueError, match=r"observation must be a \(4, .* got shape \(2, 401\)"):
+            agent.act(ts.observation[:2], ts.action_mask)

@@ -16,9 +16,9 @@ from typing import Any, Protocol
 
 import torch
 
-from ..engine.game import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
+from ..engine.game import DISCARD_BASE, DRAW_STOCK, NUM_ACTIONS, TAKE_DISCARD
 from ..engine.rules import Rules
-from ..observation import get_layout
+from ..observation import get_layout, observation_size
 from .devices import checked_device
 from .kernels import c_nth_legal as _c_nth_legal
 from .kernels import use_c
@@ -34,6 +34,25 @@ class BatchAgent(Protocol):
     name: str
 
     def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor: ...
+
+
+def checked_rows(observation: torch.Tensor, action_mask: torch.Tensor, num_players: int | None) -> None:
+    """``ValueError`` unless ``action_mask`` is (B, 54) and ``observation`` (B, width), where the width
+    is the ``num_players`` observation's (None: any width). Shapes only: no wait on the device."""
+    width = None if num_players is None else observation_size(num_players)
+    if not isinstance(action_mask, torch.Tensor) or action_mask.dim() != 2 or action_mask.shape[1] != NUM_ACTIONS:
+        raise ValueError(f"action_mask must be a (B, {NUM_ACTIONS}) tensor (TimeStep.action_mask), got "
+                         f"{_shape_of(action_mask)}")
+    b = action_mask.shape[0]
+    if not isinstance(observation, torch.Tensor) or observation.dim() != 2 or observation.shape[0] != b \
+            or (width is not None and observation.shape[1] != width):
+        wanted = f"({b}, {width}) tensor (the {num_players}-player observation)" if width else f"({b}, width) tensor"
+        raise ValueError(f"observation must be a {wanted}, one row per row of action_mask, got "
+                         f"{_shape_of(observation)}")
+
+
+def _shape_of(value: Any) -> str:
+    return f"shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else f"a {type(value).__name__}"
 
 
 def masked_penalties(counts: torch.Tensor, wild: torch.Tensor, valid: torch.Tensor, rules: Rules) -> torch.Tensor:
@@ -66,6 +85,7 @@ class BatchGreedy:
         self.rules = rules or Rules()
 
     def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
+        checked_rows(observation, action_mask, self.rules.num_players)  # the layout read below is this count's
         lay = get_layout(self.rules.num_players)
         dev = observation.device
         b = observation.shape[0]
@@ -132,6 +152,7 @@ class BatchRandom:
 
     def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
         """The ``u``-th legal action of each row, ``u`` uniform below its count (one draw per row)."""
+        checked_rows(observation, action_mask, None)
         mask = action_mask.bool()
         u = torch.rand(mask.shape[0], generator=self.generator, device=mask.device)
         return nth_legal(mask, u)
@@ -174,6 +195,7 @@ class BatchNetwork:
 
     @torch.inference_mode()
     def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
+        checked_rows(observation, action_mask, None)  # the network checks its observation's width
         mask = action_mask.bool()
         if hasattr(self.net, "logits_and_value"):
             logits = self.net.logits_and_value(self.net.as_input(observation, mask))[0]
