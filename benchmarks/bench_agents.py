@@ -114,7 +114,8 @@ def main() -> None:
             rows.append([name, f"{1e3 * med:.3f} ms/decision", f"{1e3 * lo:.3f}", f"{1e3 * hi:.3f}",
                          f"{1e3 * cpu_med:.3f} ms/decision"])
         else:
-            rows.append([name, f"{1 / med:.2f} games/s", f"{1 / hi:.2f}", f"{1 / lo:.2f}", f"{1 / cpu_med:.2f} games/s"])
+            rows.append([name, f"{1 / med:.2f} games/s", f"{1 / hi:.2f}", f"{1 / lo:.2f}",
+                         f"{1 / cpu_med:.2f} games/s"])
     print_table(["contender", "median (wall)", "best", "worst", "median (CPU)"], rows)
     print("(wall: time.perf_counter; CPU: time.process_time of this process)\n")
     for after, before, unit in [("expert-v0", "expert-v0 before", "per decision"),

@@ -99,11 +99,13 @@ def make_batch_runner(players: int, tables: int, device: torch.device, seed: int
                 return steps, time.perf_counter() - t0
 
     per_table = game.state.memory_bytes() // tables
-    mode = ("" if not every_row or device.type != "cpu" else ", every-row") + ("" if solving == "auto" else f", {solving}")
+    mode = (("" if not every_row or device.type != "cpu" else ", every-row")
+            + ("" if solving == "auto" else f", {solving}"))
     mode += "" if prefix_programs is None else f", {prefix_programs} programs"
     mode += "" if kernels == "auto" else f", {kernels} kernels"
     mode += ", CUDA graphs" if cuda_graphs else ""
-    return Runner(f"batch {players}p x{tables} ({device.type}{mode})", run, lambda: box["games"], "ours, batched"), per_table
+    runner = Runner(f"batch {players}p x{tables} ({device.type}{mode})", run, lambda: box["games"], "ours, batched")
+    return runner, per_table
 
 
 def main() -> None:
@@ -128,7 +130,8 @@ def main() -> None:
                              "path's work without a GPU, the observation's tensor code included; with --solver auto "
                              "the meld solver stays C)")
     parser.add_argument("--solving", default="auto",
-                        help=f"comma-separated BatchGame solving= modes to run side by side ({', '.join(SOLVING_MODES)}; "
+                        help=f"comma-separated BatchGame solving= modes to run side by side "
+                             f"({', '.join(SOLVING_MODES)}; "
                              "they differ on the every-row path, any device but a CPU)")
     parser.add_argument("--prefix-programs", type=int_list(1), default=[None],
                         help="comma-separated values of the fused kernels' programs per launch with a count "

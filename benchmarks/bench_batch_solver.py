@@ -12,7 +12,8 @@ melds completely, on ``--filter-hands`` hands built mostly from melds (with the 
 and the go-out check ``melds_completely`` must say exactly which do (on the random hands too).
 
 Speed: hands/s of the scalar C solver called in a Python loop, of the C batch (int64 and the
-engine's uint8 counts), of the go-out check and of each tensor backend at each batch size (1 deck, aces low, the 2-player game), medians over ``--repeats``.
+engine's uint8 counts), of the go-out check and of each tensor backend at each batch size (1 deck,
+aces low, the 2-player game), medians over ``--repeats``.
 
     python benchmarks/bench_batch_solver.py                        # 1,000,000 hands, CPU
     python benchmarks/bench_batch_solver.py --device cuda --torch-hands 20000
@@ -197,7 +198,9 @@ def speed(args: argparse.Namespace, device: torch.device) -> None:
     dc, dw = tc.to(device), tw.to(device)
     for backend in args.backends:
         for b in args.torch_batch_sizes:
-            run = lambda: least_penalty(dc[:b], dw[:b], rules, backend=backend)
+            def run(b: int = b, backend: str = backend) -> torch.Tensor:
+                return least_penalty(dc[:b], dw[:b], rules, backend=backend)
+
             run()                                                    # warm-up (plan, kernels)
             sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
             rate = median_rate(lambda: (run(), sync()), b, args.repeats)

@@ -51,7 +51,8 @@ def record_positions(rules: Rules, games: int, seed: int) -> list[tuple[np.ndarr
 
 
 def load_baseline(path: str):
-    """``determinize`` of another version of ``tt_env/search/worlds.py`` (or the older ``tt_env/search.py``), imported as a module of ``tt_env``."""
+    """``determinize`` of another version of ``tt_env/search/worlds.py`` (or the older
+    ``tt_env/search.py``), imported as a module of ``tt_env``."""
     # tt_env/search/worlds.py imports from ``..``; the older tt_env/search.py from ``.``
     package_level = "from ..engine" in Path(path).read_text(encoding="utf-8")
     name = "tt_env.search._worlds_baseline" if package_level else "tt_env._search_baseline"

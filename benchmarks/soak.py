@@ -131,7 +131,8 @@ def report(summary: dict, seed: int, workers: int) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=100_000, help="steps (actions) to check, at least (default 100000)")
+    parser.add_argument("--steps", type=int, default=100_000,
+                        help="steps (actions) to check, at least (default 100000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the run: every game's rules and deal (default 0)")
     parser.add_argument("--workers", type=int, default=1, help="processes (default 1); results do not depend on it")
     parser.add_argument("--game", type=int, default=None, help="play only this game of the run and show it")

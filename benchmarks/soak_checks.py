@@ -201,7 +201,8 @@ class GameChecker:
         if x.shape != self.obs_shape or x.dtype != np.float32:
             fail("observation", f"{agent}: shape {x.shape}, dtype {x.dtype}")
         if not ((x >= self.low).all() and (x <= self.high).all()):
-            fail("observation", f"{agent}: outside the Box at {np.flatnonzero((x < self.low) | (x > self.high)).tolist()}")
+            outside = np.flatnonzero((x < self.low) | (x > self.high)).tolist()
+            fail("observation", f"{agent}: outside the Box at {outside}")
 
     # ------------------------------------------------------------------ the game
     def play(self) -> GameResult:
@@ -350,7 +351,8 @@ class GameChecker:
         r, res = self.rules, self.result
         seat = res.rounds % self.n
         hand, want = record.hands[seat], record.points[seat] if seat != out else 0
-        if ref_least_penalty is not None and len(hand) <= REFERENCE_MAX_CARDS and res.rounds % self.reference_every == 0:
+        if (ref_least_penalty is not None and len(hand) <= REFERENCE_MAX_CARDS
+                and res.rounds % self.reference_every == 0):
             res.reference_checks += 1
             ref = ref_least_penalty(hand, wild, r.aces_high, r.meld_needs_natural)
             expect(ref == want, "solver vs reference", lambda: f"hand {hand}: solver {want}, reference {ref}")

@@ -107,8 +107,8 @@ def draw_terminal(lines: list[Text], path: Path, console_width: int = 104) -> No
     draw.rectangle([0, 0, image.width, bar], fill=(45, 48, 58))
     for k, color in enumerate([(255, 95, 86), (255, 189, 46), (39, 201, 63)]):
         draw.ellipse([12 + 20 * k, 8, 24 + 20 * k, 20], fill=color)
-    draw.text((image.width / 2, bar / 2), "python -m tt_env.ui.play --opponents greedy-v0 expert-v0", fill=(170, 170, 180),
-              font=regular, anchor="mm")
+    draw.text((image.width / 2, bar / 2), "python -m tt_env.ui.play --opponents greedy-v0 expert-v0",
+              fill=(170, 170, 180), font=regular, anchor="mm")
     console = Console(width=console_width, color_system="truecolor")
     for row, line in enumerate(lines):
         x, y = pad, bar + pad + row * cell_h

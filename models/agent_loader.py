@@ -8,8 +8,9 @@ everywhere a scripted agent name does; so does a Stable-Baselines3 ``model.zip``
 ``models/checkpoints/`` under their names (:mod:`models.shipped`): ``ppo-2p-v0`` is
 ``models/checkpoints/ppo-2p-v0.pt``.
 
-A :class:`~models.checkpoint_agent.CheckpointAgent` (its own module, re-exported here) plays the most probable legal action by default (``greedy=True``,
-the usual choice for evaluation: the numbers in the README are for it); with
+A :class:`~models.checkpoint_agent.CheckpointAgent` (its own module, re-exported here) plays the
+most probable legal action by default (``greedy=True``, the usual choice for evaluation: the
+numbers in the README are for it); with
 ``greedy=False`` it samples from the masked policy with the ``rng`` it is given.
 
 It decides one observation (``act``) or many at once (``act_batch``, what the evaluator uses

@@ -37,8 +37,8 @@ class CheckpointAgent:
         return self.act_batch([observation], [action_mask], [rng])[0]
 
     @torch.inference_mode()
-    def act_batch(self, observations: Sequence[np.ndarray] | np.ndarray, action_masks: Sequence[np.ndarray] | np.ndarray,
-                  rngs: Sequence[np.random.Generator]) -> list[int]:
+    def act_batch(self, observations: Sequence[np.ndarray] | np.ndarray,
+                  action_masks: Sequence[np.ndarray] | np.ndarray, rngs: Sequence[np.random.Generator]) -> list[int]:
         """:meth:`act` for each row: one preprocess and a few forward passes for the batch.
 
         Row ``i`` samples with ``rngs[i]`` (``greedy=False``); its choice is the same whatever
@@ -52,7 +52,8 @@ class CheckpointAgent:
         if not playable.all():
             row = int(np.flatnonzero(~playable)[0])
             raise ValueError(f"no legal action in the mask of row {row}: the agent was asked to act out of turn")
-        logits = np.where(legal, self.policy.logits(self.net.as_input(obs, legal)), -np.inf)  # MaskedCategorical's masking
+        # MaskedCategorical's masking
+        logits = np.where(legal, self.policy.logits(self.net.as_input(obs, legal)), -np.inf)
         if self.greedy:
             return logits.argmax(axis=1).tolist()
         return [self._sample(row, rng) for row, rng in zip(logits, rngs)]

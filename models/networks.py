@@ -111,7 +111,8 @@ class PolicyValueNet(nn.Module, metaclass=abc.ABCMeta):
             if obs.shape[-1] == self.input_size:
                 return obs.to(device=device, dtype=torch.float32)
             if obs.shape[-1] == self.obs_size:
-                x = self.preprocess_tensor(obs.detach().to(device=device, dtype=torch.float32).reshape(-1, self.obs_size))
+                flat = obs.detach().to(device=device, dtype=torch.float32).reshape(-1, self.obs_size)
+                x = self.preprocess_tensor(flat)
                 if x is not None:
                     return x
             obs = obs.detach().cpu().numpy()

@@ -1,10 +1,10 @@
 """``expert-v0`` as it was before its solver calls were batched (tests and benchmarks only).
 
 A verbatim copy of ``tt_env/agents/expert.py``, of ``decode_observation`` and of
-``tt_env.agents.ismcts.expert_scores`` at the commit before ``after_draw_values`` (one ``best_melds`` call per drawn card, one ``least_penalty``
-call per discard candidate): the reference that ``tests/test_expert_equivalence.py`` holds the
-new expert to, decision for decision and score for score, and the "before" of
-``benchmarks/bench_agents.py``. Do not edit it to follow ``expert.py``: it is the old code.
+``tt_env.agents.ismcts.expert_scores`` at the commit before ``after_draw_values`` (one
+``best_melds`` call per drawn card, one ``least_penalty`` call per discard candidate): the
+reference that ``tests/test_expert_equivalence.py`` holds the new expert to, decision for
+decision and score for score, and the "before" of ``benchmarks/bench_agents.py``. Do not edit it to follow ``expert.py``: it is the old code.
 """
 
 from __future__ import annotations

@@ -49,8 +49,7 @@ def test_normalizer_and_expected_counts_match_brute_force(pool):
     log_z, mean, _ = brute_force(logits, copies, n)
     args = torch.tensor(logits[None]), torch.tensor(copies[None]), torch.tensor([n])
     assert float(log_normalizer(*args)) == pytest.approx(log_z, abs=1e-9)
-    expected = expected_counts(*args)[0].numpy()
-    for expected in (expected, expected_counts_np(logits, copies, n)):
+    for expected in (expected_counts(*args)[0].numpy(), expected_counts_np(logits, copies, n)):
         assert np.allclose(expected, mean, atol=1e-9)
         assert expected.sum() == pytest.approx(n, abs=1e-9)
         assert (expected <= copies + 1e-12).all() and (expected[copies == 0] == 0).all()

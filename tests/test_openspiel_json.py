@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 pyspiel = pytest.importorskip("pyspiel")
 
-from tt_env.jsonio import loads
-from tt_env.openspiel.game import (
+from tt_env.jsonio import loads  # noqa: E402  (after the importorskip)
+from tt_env.openspiel.game import (  # noqa: E402
     GAME_NAME,
     JSON_FORMAT,
     max_history_length,

@@ -7,7 +7,6 @@ from collections import defaultdict
 from pathlib import Path
 
 from tt_env.batch import game as game_module
-from tt_env.batch.agents import BatchRandom
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import step_breakdown  # noqa: E402

@@ -1,4 +1,5 @@
-"""Evaluate agents against each other in duplicate games: ``python -m training.evaluate`` (also ``three-thirteen evaluate``).
+"""Evaluate agents against each other in duplicate games: ``python -m training.evaluate`` (also
+``three-thirteen evaluate``).
 
 The command's entry point. The code lives in :mod:`tt_env.evaluation.evaluator` (evaluation needs no
 training code); importing ``training.evaluate`` gives that module, so its names stay importable here.

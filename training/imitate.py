@@ -61,7 +61,8 @@ def candidate_logits(net: PolicyValueNet, x: torch.Tensor, cands: torch.Tensor) 
     return picked.masked_fill(cands < 0, -math.inf)
 
 
-def oracle_gain(net: PolicyValueNet, x: torch.Tensor, cands: torch.Tensor, q: torch.Tensor) -> tuple[float, float, float]:
+def oracle_gain(net: PolicyValueNet, x: torch.Tensor, cands: torch.Tensor,
+                q: torch.Tensor) -> tuple[float, float, float]:
     """(mean gain of the network's top candidate over the first, its 95% half-width, deviation rate)."""
     with torch.no_grad():
         choice = candidate_logits(net, x, cands).argmax(dim=1)

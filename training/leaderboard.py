@@ -1,4 +1,5 @@
-"""Every agent against expert-v0 at 2, 3 and 4 players: ``python -m training.leaderboard`` (also ``three-thirteen leaderboard``).
+"""Every agent against expert-v0 at 2, 3 and 4 players: ``python -m training.leaderboard`` (also
+``three-thirteen leaderboard``).
 
 The command's entry point. The code lives in :mod:`tt_env.evaluation.leaderboard` (evaluation needs no
 training code); importing ``training.leaderboard`` gives that module, so its names stay importable here.

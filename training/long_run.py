@@ -241,7 +241,8 @@ def report(lr: LongRun) -> str:
     try:
         names = sorted({r["opponent"] for h in history for r in h["results"]})
     except (KeyError, TypeError) as exc:
-        raise RunFolderError(f"{str(path)!r} is not a run's evaluation history ({exc!r}): repair or remove it") from None
+        raise RunFolderError(f"{str(path)!r} is not a run's evaluation history ({exc!r}): "
+                             f"repair or remove it") from None
     lines = ["| steps | wall time | " + " | ".join(f"vs {n}" for n in names) + " |",
              "|---" * (len(names) + 2) + "|"]
     for h in history:

@@ -1,4 +1,5 @@
-"""Moved to :mod:`training.common.resume`: this old path warns with ``DeprecationWarning`` and goes in the next release."""
+"""Moved to :mod:`training.common.resume`: this old path warns with ``DeprecationWarning``
+and goes in the next release."""
 
 import sys
 import warnings

@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.common.config import (MAX_ROLLOUT, RUN_NAME, ConfigError, RunConfig, check_network_size, config_arg_parser,
-                                 dump_config, load_config)
+from training.common.config import (MAX_ROLLOUT, RUN_NAME, ConfigError, RunConfig, check_network_size,
+                                    config_arg_parser, dump_config, load_config)
 from training.common.run_lock import RunFolderError, RunLock
 from tt_env import jsonio
 from tt_env.cli_checks import output_dir_problem

@@ -41,7 +41,8 @@ COMMANDS: dict[str, Command] = {
     "leaderboard": Command("training.leaderboard", "every agent against expert-v0 at 2, 3 and 4 players"),
     "play": Command("tt_env.ui.play", "play in the terminal against agents", extra="render"),
     "replay": Command("tt_env.ui.replay", "replay a saved game (text, GIF or PNG frames)", extra="render"),
-    "train": Command("", "train an agent: train selfplay | sb3 | batch-ppo | long-run | rllib (three-thirteen train --help)"),
+    "train": Command("", "train an agent: train selfplay | sb3 | batch-ppo | long-run | rllib "
+                         "(three-thirteen train --help)"),
     "ship": Command("training.ship", "ship a trained checkpoint as a named agent"),
     "main-job": Command("training.main_job", "train a short self-play run, then evaluate it (the quick start)"),
     "web": Command("tt_env.web", "the browser app: play, watch and the leaderboard", extra="web"),

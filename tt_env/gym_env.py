@@ -85,7 +85,7 @@ illegal action under `"terminate"`); it is never truncated.
 
 `reset(seed=s)` seeds the environment's generator, from which each game's deal and the
 opponents' random generator are drawn, so a seeded episode replays exactly.
-"""
+"""  # noqa: E501  (markdown tables: one row a line)
 
 from __future__ import annotations
 

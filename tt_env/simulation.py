@@ -1,4 +1,5 @@
-"""Moved to :mod:`tt_env.search.simulation`: this old path warns with ``DeprecationWarning`` and goes in the next release."""
+"""Moved to :mod:`tt_env.search.simulation`: this old path warns with ``DeprecationWarning``
+and goes in the next release."""
 
 import sys
 import warnings

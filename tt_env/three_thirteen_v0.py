@@ -183,7 +183,7 @@ truncated; nothing is ever truncated.
 * v0: initial release (three-thirteen 0.1.0).
   `state()` and `state_space` added later in 0.1.0 (state layout version 1); observations,
   actions and rewards unchanged.
-"""
+"""  # noqa: E501  (markdown tables: one row a line)
 
 from __future__ import annotations
 
@@ -197,9 +197,11 @@ from pettingzoo.utils import wrappers
 
 from .engine import game
 from .engine.rules import Rules, option_names
-from .engine.scoring import ILLEGAL_ACTION_REWARD, REWARD_MODES, REWARD_SCALE, round_rewards, win_rewards
+from .engine.scoring import REWARD_SCALE, win_rewards  # noqa: F401  (re-exported: the rewards' scale and final rule)
+from .engine.scoring import ILLEGAL_ACTION_REWARD, REWARD_MODES, round_rewards
 from .env_checks import ActionCheckWrapper, checked_seed
-from .observation import encode, get_layout, observation_bounds
+from .observation import encode, observation_bounds
+from .observation import get_layout  # noqa: F401  (re-exported: the observation's layout)
 from .observation.state import encode_state, state_bounds
 from .ui.render_text import render_text
 

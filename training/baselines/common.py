@@ -72,7 +72,7 @@ class Trainer(abc.ABC):
     def agent(self) -> Any:
         """The current policy as a ``tt_env.agents`` agent (greedy: the best legal action by its scores)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (optional: most trainers hold nothing to release)
         """Release processes and files (called once, also after an error)."""
 
     def continue_run(self, steps: int, learn_seconds: float) -> bool:
@@ -104,8 +104,8 @@ class ScoreAgent:
     def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
         return self.act_batch([observation], [action_mask], [rng])[0]
 
-    def act_batch(self, observations: Sequence[np.ndarray] | np.ndarray, action_masks: Sequence[np.ndarray] | np.ndarray,
-                  rngs: Sequence[np.random.Generator]) -> list[int]:
+    def act_batch(self, observations: Sequence[np.ndarray] | np.ndarray,
+                  action_masks: Sequence[np.ndarray] | np.ndarray, rngs: Sequence[np.random.Generator]) -> list[int]:
         obs = np.asarray(observations, dtype=np.float32).reshape(len(rngs), -1)
         legal = np.asarray(action_masks).reshape(len(obs), -1) > 0
         if not legal.any(axis=1).all():

@@ -39,7 +39,8 @@ def agent_kwargs(algo: str, params: dict[str, Any], budget: int, num_players: in
         raise ConfigError(f"hyperparameters.{algo}: {taken} are set by the benchmark: remove them")
     fraction = kwargs.pop("epsilon_decay_fraction", 0.5)
     if not isinstance(fraction, (int, float)) or isinstance(fraction, bool) or not 0 < fraction <= 1:
-        raise ConfigError(f"hyperparameters.{algo}: epsilon_decay_fraction={fraction!r} is not allowed: use a float in (0, 1]")
+        raise ConfigError(f"hyperparameters.{algo}: epsilon_decay_fraction={fraction!r} is not allowed: "
+                          f"use a float in (0, 1]")
     allowed = set()
     for klass in (cls, *extra):
         allowed |= {p for p in inspect.signature(klass.__init__).parameters if p not in ("self", "kwargs")}

@@ -126,7 +126,8 @@ def dmc_params(params: dict[str, Any]) -> dict[str, Any]:
                           f"batch_size ({out['batch_size']})")
     layers = out["mlp_layers"]
     if not isinstance(layers, list) or not layers or not all(isinstance(h, int) and h > 0 for h in layers):
-        raise ConfigError(f"hyperparameters.rlcard-dmc: mlp_layers={layers!r} is not allowed: use a non-empty list of ints")
+        raise ConfigError(f"hyperparameters.rlcard-dmc: mlp_layers={layers!r} is not allowed: "
+                          f"use a non-empty list of ints")
     return out
 
 

@@ -34,7 +34,8 @@ def result_path(out: Path, algo: str, seed: int, partial: bool = False) -> Path:
     return out / "results" / (run_name(algo, seed) + (".partial.json" if partial else ".json"))
 
 
-def run_one(cfg: BaselinesConfig, algo: str, seed: int, out: Path, log: Callable[[str], None] = print) -> dict[str, Any]:
+def run_one(cfg: BaselinesConfig, algo: str, seed: int, out: Path,
+            log: Callable[[str], None] = print) -> dict[str, Any]:
     """Train ``algo`` with ``seed`` for ``cfg.steps``, evaluating at ``cfg.eval_steps()``; returns the result."""
     from training.common.run_utils import evaluate_agent
 

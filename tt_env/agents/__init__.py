@@ -11,5 +11,5 @@ register_agent("greedy-v0", GreedyAgent)
 register_agent("expert-v0", ExpertAgent)
 register_agent("ismcts-v0", ISMCTSAgent)
 
-__all__ = ["Agent", "ExpertAgent", "GreedyAgent", "ISMCTSAgent", "RandomAgent", "agent_names", "list_agents", "make_agent",
-           "num_players_of", "register_agent", "register_checkpoint_loader"]
+__all__ = ["Agent", "ExpertAgent", "GreedyAgent", "ISMCTSAgent", "RandomAgent", "agent_names", "list_agents",
+           "make_agent", "num_players_of", "register_agent", "register_checkpoint_loader"]

@@ -102,7 +102,9 @@ class BatchGreedy:
         # draw: take the top when holding it and discarding best leaves less than the hand now
         weigh = drawing & can_stock & can_take & has_top
         held = hand > 0
-        allowed = held if self.rules.discard_drawn_discard else held & (torch.arange(52, device=dev) != top.unsqueeze(1))
+        allowed = held
+        if not self.rules.discard_drawn_discard:  # the top, once taken, may not be discarded
+            allowed = held & (torch.arange(52, device=dev) != top.unsqueeze(1))
         slots, cards = _slots(allowed & weigh.unsqueeze(1))
         grown = hand.clone()
         grown[rows, top] += weigh.to(hand.dtype)

@@ -439,8 +439,8 @@ class BatchGame:
         reshuffle(part, stream_base(self._seed32, rows, part.counter), self.shoe_size)
 
     def _timestep(self, rewards: torch.Tensor, ends: torch.Tensor, over: torch.Tensor, scores: torch.Tensor,
-                  points: torch.Tensor, final: tuple[torch.Tensor, torch.Tensor] | torch.Tensor | None, went_now: torch.Tensor | None = None,
-                  ended_round: torch.Tensor | None = None) -> TimeStep:
+                  points: torch.Tensor, final: tuple[torch.Tensor, torch.Tensor] | torch.Tensor | None,
+                  went_now: torch.Tensor | None = None, ended_round: torch.Tensor | None = None) -> TimeStep:
         s = self.state
         # on a CPU, memory no earlier TimeStep holds (ReusedArrays: no fresh pages to fault in each step)
         shape = (self.num_tables, self.observation_size)

@@ -135,7 +135,8 @@ def _apply_in_c(s: BatchState, actions: torch.Tensor, active: torch.Tensor | Non
         f32 = COUNT_DTYPE
         return _c_apply_moves(
             s.hands.shape[1], refilled, moves, live, _written(s, "hands", f32), _written(s, "pile_counts", f32),
-            _written(s, "known_taken", f32), _written(s, "discards", f32), _written(s, "passed", f32), host_view(s.stock),
+            _written(s, "known_taken", f32), _written(s, "discards", f32), _written(s, "passed", f32),
+            host_view(s.stock),
             _written(s, "stock_len"), _written(s, "pile"), _written(s, "pile_len"), host_view(s.current),
             _written(s, "phase"), host_view(s.game_over, torch.bool), _written(s, "taken"), _written(s, "turn"),
             discarded.numpy(), need.numpy())  # host: CPU tensors, written in place

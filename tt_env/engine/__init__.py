@@ -9,6 +9,5 @@ from .melds import (MeldResult, after_draw_values, best_melds, discard_penalties
                     solver_backend)
 from .rules import Rules
 
-__all__ = ["MeldResult", "Rules", "after_draw_values", "best_melds", "card_str", "cards_str", "discard_penalties", "draw_gains",
-           "least_penalty",
-           "parse_cards", "solver_backend"]
+__all__ = ["MeldResult", "Rules", "after_draw_values", "best_melds", "card_str", "cards_str", "discard_penalties",
+           "draw_gains", "least_penalty", "parse_cards", "solver_backend"]

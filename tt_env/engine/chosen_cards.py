@@ -84,7 +84,8 @@ def stack_stock(state: GameState, card: int) -> bool:
     if card not in pool:
         where = "the discard pile under its top (the stock is empty)" if empty else "the stock"
         raise ValueError(f"{_card_label(card)} is not in {where}: choose one of {cards_str(sorted(set(pool)))}"
-                         if pool else "nothing to draw: the stock is empty and the discard pile holds only its top card")
+                         if pool else
+                         "nothing to draw: the stock is empty and the discard pile holds only its top card")
     if empty:
         _refill_stock(state)
     stock = state.stock

@@ -51,7 +51,7 @@ checkpoints) and the output paths (``--json``, ``--plot`` and ``--save-games`` m
 writable; ``--plot`` and ``--json`` name files, not folders). ``--save-games DIR`` writes
 ``DIR/seed<S>-deal<NNNNN>-rot<R>.json``; a folder that already holds ``.json`` files is refused
 unless ``--append-games`` is given, and even then no existing file is overwritten.
-"""
+"""  # noqa: E501  (markdown tables: one row a line)
 
 from __future__ import annotations
 

@@ -19,6 +19,6 @@ from .sizes import NUM_ACTIONS, NUM_CARD_IDS, OBS_FIXED, OBS_PER_PLAYER, SIZE_FO
 
 __all__ = ["HAND_SCALE", "MAX_SCORE", "NUM_ACTIONS", "NUM_CARD_IDS", "OBS_FIXED", "OBS_PER_PLAYER", "OBS_VERSION",
            "SCORE_SCALE", "SIZE_FORMULA", "InconsistentObservation", "ObservationLayout", "ObservationView",
-           "ObservedTable", "as_vector", "check_vector", "check_world", "checked_counts", "decode_observation", "encode",
-           "get_layout", "layout_table", "num_players_of", "observation_bounds", "observation_size", "piece_at",
-           "players_of_size", "read_observation"]
+           "ObservedTable", "as_vector", "check_vector", "check_world", "checked_counts", "decode_observation",
+           "encode", "get_layout", "layout_table", "num_players_of", "observation_bounds", "observation_size",
+           "piece_at", "players_of_size", "read_observation"]

@@ -70,8 +70,9 @@ it: its own stock draws and every card taken from the pile) and discard, who wen
 hand they laid down (public by the rules; the env's observation does not carry it), plus the
 round, dealer, totals and the current hand. It is perfect recall within the round; earlier
 rounds enter only through the totals they left: a round starts afresh from a full shoe, so
-nothing else of them bears on the rest of the game. ``resample_from_infostate`` deals the cards the player cannot see anew (see
-``tt_env.openspiel.resample``), so information-set search (OpenSpiel's ``ISMCTSBot``) works.
+nothing else of them bears on the rest of the game. ``resample_from_infostate`` deals the cards
+the player cannot see anew (see ``tt_env.openspiel.resample``), so information-set search
+(OpenSpiel's ``ISMCTSBot``) works.
 ``pyspiel.deserialize_game_and_state`` unpickles part of its input (pyspiel's format for every
 Python game: it cannot be made safe from here), so deserialize only strings you made. For text
 from elsewhere use :func:`state_to_json` / :func:`state_from_json`: plain JSON of the game's

@@ -27,7 +27,7 @@ built only from what ``player`` may know.
 | `discarded` | T x 52 | per turn: the card discarded |
 
 Turn t of a round is played by seat (dealer + 1 + t) mod N.
-"""
+"""  # noqa: E501  (markdown tables: one row a line)
 
 from __future__ import annotations
 

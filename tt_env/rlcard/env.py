@@ -25,7 +25,7 @@ Seeding: with ``config["seed"]`` the env's ``np_random`` draws one engine seed p
 Python's global generators; ``three_thirteen_v0.env().reset(seed=env.game.game_seed)`` deals
 the same game. An illegal action raises ``ValueError`` naming the legal ones (RLCard's agents
 only choose among ``legal_actions``).
-"""
+"""  # noqa: E501  (markdown tables: one row a line)
 
 from __future__ import annotations
 

@@ -46,7 +46,8 @@ class ThreeThirteenGame:
         """Set by RLCard's ``Env.seed``; each game's engine seed is drawn from it."""
         self.state: engine.GameState | None = None
         self.game_seed: int | None = None
-        """The engine seed of the current game: ``three_thirteen_v0.env().reset(seed=game_seed)`` deals the same game."""
+        """The engine seed of the current game: ``three_thirteen_v0.env().reset(seed=game_seed)`` deals
+        the same game."""
         self.history: list[engine.GameState] = []
 
     # ---------------------------------------------------------------- RLCard's Game interface

@@ -36,9 +36,9 @@ opponent a random hand, but a player who has been keeping what melds for t turns
 less deadwood than a uniform hand. The tilt is a short Metropolis walk that swaps an opponent's unknown
 cards with the stock's, targeting a density proportional to ``exp(-belief * t * penalty)``
 with t the opponent's discards this round (the default ``belief``, 0.04, was chosen so that
-tilted hands held about as much deadwood as expert-v0's real hands in self-play), and that never leaves the opponent a fully melded hand when it has
-discarded this round (it would have gone out). Only unknown cards move, so the world still
-encodes to the same observation.
+tilted hands held about as much deadwood as expert-v0's real hands in self-play), and that never
+leaves the opponent a fully melded hand when it has discarded this round (it would have gone
+out). Only unknown cards move, so the world still encodes to the same observation.
 """
 
 from __future__ import annotations
