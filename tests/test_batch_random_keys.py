@@ -6,6 +6,7 @@ bounds, and streams that do not depend on the other tables."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -35,9 +36,16 @@ def test_a_64_bit_seed_folds_both_halves(low, high):
 
 
 def test_seeds_that_are_not_non_negative_ints_are_refused():
-    for bad in (-1, 1.5, True, "3"):
+    for bad in (-1, 1.5, True, "3", np.int64(-2), np.bool_(True), np.float64(3.0)):
         with pytest.raises(ValueError, match="non-negative int"):
             seed_words(bad)  # type: ignore[arg-type]
+
+
+def test_numpy_int_seeds_are_their_ints():
+    """A seed drawn with numpy (``rng.integers``) deals the same games as the same Python int."""
+    for seed in (0, 7, 2 ** 40 + 3):
+        assert seed_words(np.int64(seed)) == seed_words(seed)
+    assert seed_words(np.uint32(2 ** 32 - 1)) == 2 ** 32 - 1
 
 
 def python_mix32(x: int) -> int:

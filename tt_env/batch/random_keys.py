@@ -9,6 +9,9 @@ overflows: every multiplier is below 2**31 and every value is masked to 32 bits 
 
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
 import torch
 
 MASK32 = 0xFFFFFFFF
@@ -27,7 +30,9 @@ def mix32(x: torch.Tensor) -> torch.Tensor:
 
 
 def seed_words(seed: int) -> int:
-    """A non-negative int ``seed`` folded to 32 bits (both halves of a 64-bit seed count)."""
+    """A non-negative int ``seed`` (numpy's too) folded to 32 bits (both halves of a 64-bit seed count)."""
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_)):
+        seed = int(seed)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed={seed!r} is not allowed: use a non-negative int (or None for a fresh one)")
     folded = 0
