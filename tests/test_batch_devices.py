@@ -79,7 +79,30 @@ def test_a_step_s_inputs_land_on_the_engine_s_device() -> None:
     with no data, so that a CPU-only machine sees the move)."""
     meta = torch.device("meta")
     for made in (checked_actions([1, 2], 2, meta), checked_final_seats(torch.tensor([0, 1], dtype=torch.int32), 2,
-                                                                        2, meta, check_values=False)):
+                                                                        2, meta)):
         assert made.device == meta and made.dtype == torch.int64
     assert checked_active([True, False], 2, meta).device == meta
     assert table_mask(torch.tensor([True]), 1, meta, "mask", "the tables to deal new games on").device == meta
+
+
+def test_a_checked_step_reads_the_device_once_with_or_without_final_seats() -> None:
+    """The value checks (legal actions, and final seats in range) are one host read together: on a
+    GPU each read is a wait (the vector env passes final seats at every step)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class HostReads(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.count = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            if func in (torch.ops.aten._local_scalar_dense.default, torch.ops.aten.is_nonzero.default):
+                self.count += 1
+            return func(*args, **(kwargs or {}))
+
+    game = BatchGame(Rules(num_players=3), 4)
+    legal = game.reset().action_mask.int().argmax(1)
+    for final_seat in (None, torch.tensor([0, 1, 2, 0])):
+        with HostReads() as reads:
+            game._checked(legal, None, final_seat)
+        assert reads.count == 1

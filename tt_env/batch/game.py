@@ -168,10 +168,7 @@ class BatchGame:
         ``reset_tables`` of tables that are discarding, and loading tables in different phases
         (``from_game_states``, ``load_state``) end the lockstep until the next ``reset()``.
         With ``cuda_graphs`` the lockstep steps are replayed graphs."""
-        actions, active = self._checked(actions, active)
-        if final_seat is not None:
-            final_seat = checked_final_seats(final_seat, self.num_tables, self.num_players, self.device,
-                                             self.check_actions)
+        actions, active, final_seat = self._checked(actions, active, final_seat)
         if self._graphs is not None and active is None and final_seat is None and self._lockstep_phase is not None:
             return self._graphs.step(actions, self._advance)
         return self._advance(actions, active, final_seat)
@@ -269,13 +266,17 @@ class BatchGame:
         flags = torch.zeros(self.num_tables, dtype=torch.bool, device=self.device)
         return self._timestep(zeros, flags, flags, self.state.scores.clone(), zeros.long(), None)
 
-    def _checked(self, actions: torch.Tensor, active: torch.Tensor | None = None
-                 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """(``actions`` as a (B,) int64 tensor, ``active`` as a (B,) bool one) on the device;
-        illegal actions raise when checking (:mod:`tt_env.batch.step_inputs`)."""
+    def _checked(self, actions: torch.Tensor, active: torch.Tensor | None = None,
+                 final_seat: torch.Tensor | None = None
+                 ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        """(``actions`` as a (B,) int64 tensor, ``active`` as a (B,) bool one, ``final_seat`` as a
+        (B,) int64 one) on the device; illegal actions and seats out of range raise when checking,
+        after one read of the device (:mod:`tt_env.batch.step_inputs`)."""
         if active is not None:
             active = checked_active(active, self.num_tables, self.device)
         actions = checked_actions(actions, self.num_tables, self.device)
+        if final_seat is not None:
+            final_seat = checked_final_seats(final_seat, self.num_tables, self.num_players, self.device)
         if self._mask is None:
             raise RuntimeError("step() called before reset(): call reset() first")
         if self.check_actions:
@@ -284,8 +285,8 @@ class BatchGame:
             legal |= self.state.game_over  # a finished table (autoreset=False) ignores its action
             if active is not None:
                 legal |= ~active
-            raise_if_illegal(actions, legal, self._mask, self.state.current)
-        return actions, active
+            raise_if_illegal(actions, legal, self._mask, self.state.current, final_seat, self.num_players)
+        return actions, active, final_seat
 
     def _on_rows(self, mask: torch.Tensor, fn: Callable[..., None], *outputs: torch.Tensor) -> None:
         """Run ``fn(part, rows, *output_parts)`` on the tables where ``mask`` holds and write them back.

@@ -46,36 +46,35 @@ def checked_active(active: Any, num_tables: int, device: torch.device) -> torch.
 
 
 def checked_actions(actions: Any, num_tables: int, device: torch.device) -> torch.Tensor:
-    """``actions`` as a (B,) int64 tensor on ``device`` (shape and dtype only; see :func:`first_illegal`)."""
+    """``actions`` as a (B,) int64 tensor on ``device`` (shape and dtype only; values: :func:`raise_if_illegal`)."""
     try:
         return integer_rows(actions, num_tables, device, f"integer tensor of action ids 0..{NUM_ACTIONS - 1}")
     except ValueError as error:
         raise ValueError(f"actions {error}") from None
 
 
-def raise_if_illegal(actions: torch.Tensor, legal: torch.Tensor, mask: torch.Tensor, seats: torch.Tensor) -> None:
-    """``ValueError`` naming the first table whose action is not ``legal``, its seat and the actions
-    its ``mask`` allows (one read of the device; the rest only on the way to raising)."""
-    if bool(legal.all()):  # host: value checks only (off: no wait in step)
-        return
-    i = int((~legal).nonzero()[0])  # host: only on the way to raising
-    allowed = mask[i].nonzero().flatten().tolist()  # host: only on the way to raising
-    raise ValueError(f"illegal action {int(actions[i])} at table {i} (seat {int(seats[i])}): legal actions there "
-                     f"are {allowed} (0 draw stock, 1 take discard, 2+c discard card c)")
-
-
-def checked_final_seats(seats: Any, num_tables: int, num_players: int, device: torch.device,
-                        check_values: bool) -> torch.Tensor:
-    """``final_seat`` as a (B,) int64 tensor on ``device``; with ``check_values``, a seat outside
-    0..N-1 raises (unchecked it would index past a table's seats)."""
+def checked_final_seats(seats: Any, num_tables: int, num_players: int, device: torch.device) -> torch.Tensor:
+    """``final_seat`` as a (B,) int64 tensor on ``device`` (shape and dtype only; values: :func:`raise_if_illegal`)."""
     try:
-        seats = integer_rows(seats, num_tables, device, f"integer tensor of seats 0..{num_players - 1}")
+        return integer_rows(seats, num_tables, device, f"integer tensor of seats 0..{num_players - 1}")
     except ValueError as error:
         raise ValueError(f"final_seat {error}") from None
-    if check_values:
-        inside = (seats >= 0) & (seats < num_players)
-        if not bool(inside.all()):  # host: value checks only (off: no wait in step)
-            i = int((~inside).nonzero()[0])  # host: only on the way to raising
-            raise ValueError(f"final_seat={int(seats[i])} at table {i} is not allowed: use a seat "
-                             f"0..{num_players - 1}")
-    return seats
+
+
+def raise_if_illegal(actions: torch.Tensor, legal: torch.Tensor, mask: torch.Tensor, movers: torch.Tensor,
+                     final_seats: torch.Tensor | None = None, num_players: int = 0) -> None:
+    """``ValueError`` naming the first table whose action is not ``legal`` (its seat and the actions
+    its ``mask`` allows), or else the first ``final_seats`` entry outside 0..N-1 (unchecked it would
+    index past a table's seats). One read of the device for both; the rest only on the way to raising."""
+    seats_ok = None if final_seats is None else (final_seats >= 0) & (final_seats < num_players)
+    if bool((legal if seats_ok is None else legal & seats_ok).all()):  # host: value checks only (off: no wait)
+        return
+    if not bool(legal.all()):  # host: only on the way to raising
+        i = int((~legal).nonzero()[0])  # host: only on the way to raising
+        allowed = mask[i].nonzero().flatten().tolist()  # host: only on the way to raising
+        raise ValueError(f"illegal action {int(actions[i])} at table {i} (seat {int(movers[i])}): legal actions "
+                         f"there are {allowed} (0 draw stock, 1 take discard, 2+c discard card c)")
+    if final_seats is not None and seats_ok is not None:  # (the only other way here)
+        i = int((~seats_ok).nonzero()[0])  # host: only on the way to raising
+        raise ValueError(f"final_seat={int(final_seats[i])} at table {i} is not allowed: use a seat "
+                         f"0..{num_players - 1}")
