@@ -106,3 +106,21 @@ def test_a_checked_step_reads_the_device_once_with_or_without_final_seats() -> N
         with HostReads() as reads:
             game._checked(legal, None, final_seat)
         assert reads.count == 1
+
+
+@pytest.mark.parametrize("kernels", ["auto", "torch"])
+def test_unchecked_final_seats_are_kept_in_range(kernels: str) -> None:
+    """With check_actions=False no seat is checked: one out of range is clamped (the last seat's
+    view), never used to index past a table's seats."""
+    rules = Rules(num_players=3, rounds=[1])
+    games = [BatchGame(rules, 4, seed=2, check_actions=False, kernels=kernels) for _ in range(2)]
+    agent = BatchRandom(rules, seed=3)
+    ts = [g.reset() for g in games][0]
+    finished = 0
+    for _ in range(200):
+        actions = agent.act(ts.observation, ts.action_mask)
+        ts = games[0].step(actions, final_seat=torch.full((4,), 9))
+        clamped = games[1].step(actions, final_seat=torch.full((4,), 2))
+        assert torch.equal(ts.final_observation, clamped.final_observation)
+        finished += int(ts.game_over.sum())
+    assert finished > 0

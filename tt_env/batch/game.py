@@ -286,6 +286,8 @@ class BatchGame:
             if active is not None:
                 legal |= ~active
             raise_if_illegal(actions, legal, self._mask, self.state.current, final_seat, self.num_players)
+        elif final_seat is not None:  # unchecked: kept in range, so that no kernel reads past a table's seats
+            final_seat = final_seat.clamp(0, self.num_players - 1)
         return actions, active, final_seat
 
     def _on_rows(self, mask: torch.Tensor, fn: Callable[..., None], *outputs: torch.Tensor) -> None:

@@ -4,8 +4,9 @@ deals new games on).
 
 Shapes and dtypes are checked at every call (free: no wait on the device). Values are checked
 only where the caller asks (``BatchGame(check_actions=True)``, the default): that check reads the
-device once, the one wait a step makes, so a fast loop turns it off. An action or a seat out of
-range is never passed on unchecked to the step's kernels, which would index past a table's rows.
+device once, the one wait a step makes, so a fast loop turns it off. Unchecked, an action out of
+range changes nothing on its table, and the engine clamps final seats into range, so that no
+kernel reads past a table's seats.
 """
 
 from __future__ import annotations
