@@ -41,16 +41,13 @@ def resolve_device(value: Any, key: str = "device") -> Any:
     check_device(value, key)
     if value == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    from tt_env.batch.devices import missing_cuda
+
     device = torch.device(value)
-    if device.type == "cuda":
-        if not torch.cuda.is_available():
-            raise ConfigError(f"{key}={value!r} is not allowed: it is not available here, this machine has no CUDA "
-                              f"device (torch.cuda.is_available() is False): use {ALLOWED}; here that means auto "
-                              f"or cpu")
-        count = torch.cuda.device_count()
-        if device.index is not None and device.index >= count:
-            raise ConfigError(f"{key}={value!r} is not allowed: it is not available here, this machine has "
-                              f"{count} CUDA device(s), cuda:0..cuda:{count - 1}: use {ALLOWED}")
+    missing = missing_cuda(device)
+    if missing is not None:
+        raise ConfigError(f"{key}={value!r} is not allowed: it is not available here, {missing}: use {ALLOWED}"
+                          + ("; here that means auto or cpu" if not torch.cuda.is_available() else ""))
     return device
 
 

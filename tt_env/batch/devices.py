@@ -26,13 +26,22 @@ def checked_device(device: Any, key: str = "device") -> torch.device:
         parsed = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
     except (RuntimeError, ValueError):
         raise ValueError(f"{key}={device!r} is not allowed: use {ALLOWED}") from None
-    if parsed.type != "cuda":
-        return parsed
-    if not torch.cuda.is_available():
-        raise ValueError(f"{key}={device!r} is not available here: this machine has no CUDA device "
-                         f"(torch.cuda.is_available() is False); use 'cpu'")
-    count = torch.cuda.device_count()
-    if parsed.index is not None and parsed.index >= count:
-        raise ValueError(f"{key}={device!r} is not available here: this machine has {count} CUDA device(s), "
-                         f"cuda:0..cuda:{count - 1}")
+    missing = missing_cuda(parsed)
+    if missing is not None:
+        raise ValueError(f"{key}={device!r} is not available here: {missing}"
+                         + ("; use 'cpu'" if not torch.cuda.is_available() else ""))
     return parsed
+
+
+def missing_cuda(device: torch.device) -> str | None:
+    """Why this machine cannot use ``device``, a CUDA device it lacks ("this machine has no CUDA
+    device ..."); None when it can, or when ``device`` is not CUDA. The one check of it for the
+    engine and for the trainers' ``--device`` (``training.common.device``)."""
+    if device.type != "cuda":
+        return None
+    if not torch.cuda.is_available():
+        return "this machine has no CUDA device (torch.cuda.is_available() is False)"
+    count = torch.cuda.device_count()
+    if device.index is not None and device.index >= count:
+        return f"this machine has {count} CUDA device(s), cuda:0..cuda:{count - 1}"
+    return None
