@@ -104,3 +104,17 @@ def test_agents_refuse_rows_of_the_wrong_shape_by_name() -> None:
             agent.act(ts.observation, ts.action_mask.numpy())
         with pytest.raises(ValueError, match=r"observation must be a \(4, .* got shape \(2, 401\)"):
             agent.act(ts.observation[:2], ts.action_mask)
+
+
+def test_agent_seeds_are_named_when_torch_would_refuse_them_later() -> None:
+    """A batched agent's seed is checked when it is made: a network's generator is only seeded at
+    its first sampled action, where torch's error would come far from the cause."""
+    for bad in (-1, "a", None, True, 1.5, 2 ** 64):
+        for make in (lambda s: BatchRandom(seed=s), lambda s: BatchNetwork(lambda o, m: m.float(), seed=s)):
+            with pytest.raises(ValueError, match=rf"seed={bad!r} is not allowed: a batched agent's seed is an "
+                                                  rf"integer 0\.\.2\*\*64-1"):
+                make(bad)
+    ts = BatchGame(Rules(), 8, seed=1).reset()
+    a, b = BatchRandom(seed=np.int64(5)), BatchRandom(seed=5)  # numpy's ints are their ints
+    assert torch.equal(a.act(ts.observation, ts.action_mask), b.act(ts.observation, ts.action_mask))
+    assert BatchRandom(seed=2 ** 64 - 1).act(ts.observation, ts.action_mask).shape == (8,)

@@ -12,8 +12,10 @@ Each agent's ``act(observation, action_mask) -> (B,) int64`` reads the observati
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Protocol
 
+import numpy as np
 import torch
 
 from ..engine.game import DISCARD_BASE, DRAW_STOCK, NUM_ACTIONS, TAKE_DISCARD
@@ -34,6 +36,14 @@ class BatchAgent(Protocol):
     name: str
 
     def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor: ...
+
+
+def agent_seed(seed: Any) -> int:
+    """``seed`` of a batched agent's generator as an int: 0..2**64-1 (what torch's generators take),
+    numpy's ints too; ``ValueError`` naming it otherwise (torch's own error comes at the first draw)."""
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_)) and 0 <= seed < 2 ** 64:
+        return int(seed)
+    raise ValueError(f"seed={seed!r} is not allowed: a batched agent's seed is an integer 0..2**64-1")
 
 
 def checked_rows(observation: torch.Tensor, action_mask: torch.Tensor, num_players: int | None) -> None:
@@ -150,7 +160,7 @@ class BatchRandom:
 
     def __init__(self, rules: Rules | None = None, seed: int = 0, device: str | torch.device = "cpu") -> None:
         self.rules = rules or Rules()
-        self.generator = torch.Generator(device=checked_device(device)).manual_seed(seed)
+        self.generator = torch.Generator(device=checked_device(device)).manual_seed(agent_seed(seed))
 
     def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
         """The ``u``-th legal action of each row, ``u`` uniform below its count (one draw per row)."""
@@ -193,7 +203,7 @@ class BatchNetwork:
         self.name = name
         self.greedy = greedy
         self.generator: torch.Generator | None = None
-        self.seed = seed
+        self.seed = agent_seed(seed)
 
     @torch.inference_mode()
     def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
