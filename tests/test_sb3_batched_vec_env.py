@@ -103,3 +103,10 @@ def test_train_sb3_learns_on_the_batched_tables(tmp_path, monkeypatch):
     assert json.loads((run.checkpoints / "final.json").read_text())["training_steps"] == 512
     assert [h["step"] for h in json.loads((run.path / "eval.json").read_text())] == [256, 512]
     assert len(built) == 1 and built[0][0] == 8  # the 8 envs were batched tables
+
+
+def test_build_plays_the_rules_it_is_given() -> None:
+    rules = Rules(num_players=3, decks=2, aces="high_or_low", rounds=(10, 11), meld_needs_natural=True)
+    env = BatchedVecEnv.build(2, ["random-v0"], rules, "win", seed=1)
+    assert env.env.rules == rules and env.env.game.rules == rules and env.env.game.reward_mode == "win"
+    assert env.reset().shape == (2, env.observation_space.shape[0])

@@ -37,9 +37,8 @@ class BatchedVecEnv(VecEnv):
     def build(cls, num_envs: int, opponents: Sequence[str], rules: Rules, reward_mode: str, seed: int,
               seat: int | str = "random") -> BatchedVecEnv:
         """``num_envs`` tables of ``rules`` against ``opponents`` (names), the learner's seat drawn per game."""
-        options = {k: v for k, v in rules.to_dict().items() if k != "num_players"}
         return cls(ThreeThirteenVectorEnv(num_envs, opponents=list(opponents), seat=seat, reward_mode=reward_mode,
-                                          num_players=rules.num_players, seed=seed, **options))
+                                          seed=seed, rules=rules))
 
     # ------------------------------------------------------------------ SB3's VecEnv
     def reset(self) -> np.ndarray:
