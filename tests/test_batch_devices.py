@@ -124,3 +124,18 @@ def test_unchecked_final_seats_are_kept_in_range(kernels: str) -> None:
         assert torch.equal(ts.final_observation, clamped.final_observation)
         finished += int(ts.game_over.sum())
     assert finished > 0
+
+
+def test_the_engine_and_its_agents_show_what_they_are() -> None:
+    """repr reads as the call that builds an equal engine (its rules, size, device and options)."""
+    from tt_env.batch.agents import BatchGreedy, BatchNetwork
+
+    game = BatchGame(Rules(num_players=3, decks=2, aces="high_or_low"), 5, reward_mode="win", autoreset=False,
+                     check_actions=False, kernels="torch")
+    again = eval(repr(game), {"BatchGame": BatchGame, "Rules": Rules})
+    assert repr(again) == repr(game) and again.rules == game.rules and again.num_tables == 5
+    assert (again.reward_mode, again.autoreset, again.check_actions) == ("win", False, False)
+    assert repr(BatchGreedy(Rules(num_players=4))) == f"BatchGreedy({Rules(num_players=4)!r})"
+    assert repr(BatchRandom(seed=np.int64(7))) == "BatchRandom(seed=7, device='cpu')"
+    assert repr(BatchNetwork(lambda o, m: m.float(), name="mine", greedy=False, seed=2)) == \
+        "BatchNetwork(name='mine', greedy=False, seed=2)"

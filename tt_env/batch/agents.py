@@ -94,6 +94,9 @@ class BatchGreedy:
     def __init__(self, rules: Rules | None = None) -> None:
         self.rules = rules or Rules()
 
+    def __repr__(self) -> str:
+        return f"BatchGreedy({self.rules!r})"
+
     def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
         checked_rows(observation, action_mask, self.rules.num_players)  # the layout read below is this count's
         lay = get_layout(self.rules.num_players)
@@ -160,7 +163,11 @@ class BatchRandom:
 
     def __init__(self, rules: Rules | None = None, seed: int = 0, device: str | torch.device = "cpu") -> None:
         self.rules = rules or Rules()
-        self.generator = torch.Generator(device=checked_device(device)).manual_seed(agent_seed(seed))
+        self.seed = agent_seed(seed)
+        self.generator = torch.Generator(device=checked_device(device)).manual_seed(self.seed)
+
+    def __repr__(self) -> str:
+        return f"BatchRandom(seed={self.seed}, device={str(self.generator.device)!r})"
 
     def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
         """The ``u``-th legal action of each row, ``u`` uniform below its count (one draw per row)."""
@@ -204,6 +211,9 @@ class BatchNetwork:
         self.greedy = greedy
         self.generator: torch.Generator | None = None
         self.seed = agent_seed(seed)
+
+    def __repr__(self) -> str:
+        return f"BatchNetwork(name={self.name!r}, greedy={self.greedy}, seed={self.seed})"
 
     @torch.inference_mode()
     def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:

@@ -140,6 +140,11 @@ class BatchGame:
         self._graphs = step_graphs(self, cuda_graphs)
         """The captured lockstep steps (``cuda_graphs``; tests give a CPU stand-in backend)."""
 
+    def __repr__(self) -> str:
+        return (f"BatchGame({self.rules!r}, num_tables={self.num_tables}, device={str(self.device)!r}, "
+                f"reward_mode={self.reward_mode!r}, autoreset={self.autoreset}, check_actions={self.check_actions}, "
+                f"solver={self.solver!r}, kernels={self._kernel_backend!r}, cuda_graphs={self._graphs is not None})")
+
     # ------------------------------------------------------------------ public calls
     def reset(self, seed: int | None = None) -> TimeStep:
         """Start a new game on every table; ``seed`` restarts every table's random stream."""
