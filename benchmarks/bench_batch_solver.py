@@ -185,21 +185,23 @@ def speed(args: argparse.Namespace, device: torch.device) -> None:
     print(f"  scalar C solver, Python loop: {scalar:12,.0f} hands/s")
     tc, tw = torch.from_numpy(counts), torch.from_numpy(wilds)
     for b in args.batch_sizes:
-        rate = median_rate(lambda: least_penalty(tc[:b], tw[:b], rules, backend="c"), b, args.repeats)
+        rate = median_rate(lambda: least_penalty(tc[:b], tw[:b], rules, backend="c", check=False), b, args.repeats)
         print(f"  C batch, batch {b:6}:        {rate:12,.0f} hands/s ({rate / scalar:.2f}x scalar)")
     small = tc.to(torch.uint8)   # the engine's counts
     for b in args.batch_sizes:
-        rate = median_rate(lambda: least_penalty(small[:b], tw[:b], rules, backend="c"), b, args.repeats)
+        rate = median_rate(lambda: least_penalty(small[:b], tw[:b], rules, backend="c", check=False), b,
+                           args.repeats)
         print(f"  C batch, uint8, batch {b:6}: {rate:12,.0f} hands/s ({rate / scalar:.2f}x scalar)")
     for b in args.batch_sizes:   # the go-out check: the filter drops most random hands unsolved
-        rate = median_rate(lambda: melds_completely(small[:b], tw[:b], rules, backend="c"), b, args.repeats)
+        rate = median_rate(lambda: melds_completely(small[:b], tw[:b], rules, backend="c", check=False), b,
+                           args.repeats)
         print(f"  go-out check (melds_completely, C), uint8, batch {b:6}: {rate:12,.0f} hands/s "
               f"({rate / scalar:.2f}x scalar)")
     dc, dw = tc.to(device), tw.to(device)
     for backend in args.backends:
         for b in args.torch_batch_sizes:
             def run(b: int = b, backend: str = backend) -> torch.Tensor:
-                return least_penalty(dc[:b], dw[:b], rules, backend=backend)
+                return least_penalty(dc[:b], dw[:b], rules, backend=backend, check=False)  # the solver alone
 
             run()                                                    # warm-up (plan, kernels)
             sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)

@@ -84,7 +84,7 @@ def _solve(hands: torch.Tensor, wild: torch.Tensor, valid: torch.Tensor, rules: 
     b, w = valid.shape
     wilds = wild.repeat_interleave(w + 1)
     if sync_free:
-        return least_penalty(hands, wilds, rules, backend=backend).long().view(b, w + 1)
+        return least_penalty(hands, wilds, rules, backend=backend, check=False).long().view(b, w + 1)
     needed = torch.cat([torch.ones_like(valid[:, :1]), valid], dim=1).view(-1).nonzero().squeeze(1)
     out = torch.zeros(b * (w + 1), dtype=torch.long, device=hands.device)
     out[needed] = least_penalty(hands.index_select(0, needed), wilds.index_select(0, needed), rules,

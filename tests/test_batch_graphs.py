@@ -198,9 +198,9 @@ def test_the_meld_program_launches_the_same_program_for_any_hands(rules: Rules, 
         wild = torch.randint(1, 14, (24,), generator=gen)
         prefix = torch.tensor([0, 17, 24][call])
         if call == 0:  # the first call makes the plan's tensors (cached: a warm-up step's work)
-            solver.least_penalty(counts, wild, rules, backend=backend, prefix=prefix)
+            solver.least_penalty(counts, wild, rules, backend=backend, prefix=prefix, check=False)
         with StepTrace([counts, wild, prefix]) as trace:
-            solver.least_penalty(counts, wild, rules, backend=backend, prefix=prefix)
+            solver.least_penalty(counts, wild, rules, backend=backend, prefix=prefix, check=False)
         assert not trace.refused, trace.refused
         assert sum(op[0] == "triton" for op in trace.ops) > (10 if backend == "triton" else -1)
         traces.append(trace.ops)

@@ -234,7 +234,12 @@ def test_backends_agree_and_auto_picks_c(monkeypatch):
     (dict(counts=torch.full((3, 52), -1), check=True), ValueError, r"counts must be 0..1"),
     (dict(counts=torch.full((3, 52), 2), check=True), ValueError, r"counts must be 0..1"),
     (dict(counts=torch.ones(3, 52, dtype=torch.int64), check=True), ValueError, "more than max_cards=14"),
-    (dict(wild_rank=torch.tensor([0, 14, 3]), check=True), ValueError, "wild_rank is not allowed"),
+    (dict(wild_rank=torch.tensor([0, 14, 3]), check=True), ValueError, r"wild_rank\[1\]=14 is not allowed"),
+    # checked by default: the tensor programs are exact only for counts 0..decks
+    (dict(counts=torch.tensor([[2] + [0] * 51] * 3)), ValueError,
+     r"counts\[0\] has 2 of card 0: counts must be 0..1 \(decks=1, the rules' num_decks"),
+    (dict(counts=torch.tensor([[0] * 51 + [1]] * 2 + [[1] * 15 + [0] * 37])), ValueError,
+     r"counts\[2\] holds 15 cards, more than max_cards=14"),
     (dict(prefix=2), TypeError, "prefix must be a one-element integer torch tensor"),
     (dict(prefix=torch.tensor([2.0])), TypeError, r"not a torch.float32 tensor of shape \(1,\)"),
     (dict(prefix=torch.tensor([1, 2])), TypeError, "one-element"),
@@ -290,3 +295,38 @@ def test_the_fused_kernels_take_large_chunks_within_their_scratch_budget(monkeyp
         per_hand = 2 * 2 * plan.num_states * plan.u_dim * (plan.m_dim + 1) * k
         assert fused * per_hand <= budget < (fused + 1) * per_hand
         assert fused > solver._default_chunk(plan, k, cuda, fused=False) > solver._default_chunk(plan, k, cpu, False)
+
+
+def test_the_tensor_programs_refuse_by_default_the_hands_they_would_answer_wrongly():
+    """Counts above the rules' decks: the tensor program, sized by the decks, answers such hands
+    wrongly without a word (two runs 5H 6H 7H under one deck's rules: 18, where the C solver says
+    0). Checked by default, they are refused; with decks= (or rules) that fit, answered exactly."""
+    twice = torch.zeros(1, 52, dtype=torch.int64)
+    twice[0, [30, 31, 32]] = 2                                 # 5H 6H 7H, two of each
+    assert melds.least_penalty([30, 31, 32] * 2, 0) == 0
+    assert int(least_penalty(twice, 0, Rules(), backend="torch", check=False)) == 18   # what the check prevents
+    with pytest.raises(ValueError, match=r"counts\[0\] has 2 of card 30: counts must be 0..1 \(decks=1, the rules'"):
+        least_penalty(twice, 0, Rules(), backend="torch")
+    assert int(least_penalty(twice, 0, Rules(), backend="torch", decks=2)) == 0
+    assert int(least_penalty(twice, 0, Rules(decks=2), backend="torch")) == 0
+    rng = np.random.default_rng(11)
+    counts = random_hands(rng, 80, 2, (4, 9))                  # two decks' hands under one deck's rules
+    wilds = np.arange(80) % 14
+    counts_t, wilds_t = torch.from_numpy(counts), torch.from_numpy(wilds)
+    with pytest.raises(ValueError, match=r"counts\[\d+\] has 2 of card \d+: counts must be 0..1 \(decks=1"):
+        least_penalty(counts_t, wilds_t, Rules(), backend="torch")
+    want = torch.tensor([melds.least_penalty([c for c in range(52) for _ in range(int(row[c]))], int(w))
+                         for row, w in zip(counts, wilds)])
+    assert torch.equal(least_penalty(counts_t, wilds_t, Rules(decks=2), backend="torch", max_cards=fit(counts)), want)
+
+
+def test_melds_completely_checks_like_the_solver():
+    """The go-out check answers from the same tensor program, and refuses the same hands."""
+    from tt_env.batch.go_out import melds_completely
+
+    twice = torch.zeros(1, 52, dtype=torch.uint8)
+    twice[0, [30, 31, 32]] = 2
+    with pytest.raises(ValueError, match=r"counts\[0\] has 2 of card 30: counts must be 0..1"):
+        melds_completely(twice, 0, Rules(), backend="torch")
+    assert bool(melds_completely(twice, 0, Rules(decks=2), backend="torch"))
+    assert bool(melds_completely(twice, 0, Rules(), backend="c"))   # the C solver takes up to 40 copies

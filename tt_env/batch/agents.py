@@ -73,9 +73,9 @@ def masked_penalties(counts: torch.Tensor, wild: torch.Tensor, valid: torch.Tens
         out = torch.zeros(counts.shape[0], dtype=torch.int64)
         rows = valid.nonzero().squeeze(1)  # host: CPU tensors only, where picking rows costs no wait
         if rows.numel():
-            out[rows] = least_penalty(counts[rows], wild[rows], rules).long()
+            out[rows] = least_penalty(counts[rows], wild[rows], rules, check=False).long()
         return out
-    return torch.where(valid, least_penalty(counts, wild, rules).long(), 0)
+    return torch.where(valid, least_penalty(counts, wild, rules, check=False).long(), 0)
 
 
 def card_values(rules: Rules, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:

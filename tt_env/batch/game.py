@@ -356,13 +356,13 @@ class BatchGame:
         wild = self._round_number(self.state) + 2
         if self._sparse:  # only the hands that could meld completely are solved (melds_completely)
             hands = seat_hand_bytes(self.state.hands, seat, backend=self._kernel_backend)
-            return melds_completely(hands, wild, self.rules, backend=self.solver)
+            return melds_completely(hands, wild, self.rules, backend=self.solver, check=False)
         hands = self.state.hands[self._rows, seat].to(torch.uint8)
         if self._gathered:  # as on a CPU, but gathered to the front instead of picked out
             zero, self._round_penalties = solve_discards_and_round_ends(
                 self.state, mask, seat, discard, hands, wild, self.rules, self.solver, self._kernel_backend)
             return zero
-        pen = least_penalty(hands, wild, self.rules, backend=self.solver)
+        pen = least_penalty(hands, wild, self.rules, backend=self.solver, check=False)
         kept = self._hand_penalty.gather(1, seat.unsqueeze(1)).squeeze(1)
         self._hand_penalty.scatter_(1, seat.unsqueeze(1), torch.where(discard, pen, kept).unsqueeze(1))
         return mask & (pen == 0)
@@ -373,7 +373,7 @@ class BatchGame:
         b, n = self.num_tables, self.num_players
         wild = self._round_number(self.state).repeat_interleave(n) + 2
         hands = self.state.hands.reshape(b * n, 52).to(torch.uint8)
-        self._hand_penalty = least_penalty(hands, wild, self.rules, backend=self.solver).view(b, n).long()
+        self._hand_penalty = least_penalty(hands, wild, self.rules, backend=self.solver, check=False).view(b, n).long()
 
     def _score_round(self, part: BatchState, rows: torch.Tensor, points: torch.Tensor, ending: torch.Tensor) -> None:
         """Score every hand of the ``part`` tables whose round is ``ending`` (all of them on a CPU)
@@ -387,7 +387,7 @@ class BatchGame:
         else:
             wild = (self._rounds[part.round_index] + 2).repeat_interleave(n)
             hands = part.hands.reshape(k * n, 52).to(torch.uint8)
-            pen = least_penalty(hands, wild, self.rules, backend=self.solver).view(k, n).long()
+            pen = least_penalty(hands, wild, self.rules, backend=self.solver, check=False).view(k, n).long()
         pen = torch.where(seats.unsqueeze(0) == part.went_out.unsqueeze(1), 0, pen)
         points.copy_(pen)
         part.scores = part.scores + pen

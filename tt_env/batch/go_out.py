@@ -20,17 +20,20 @@ from .state import BatchState
 
 
 def melds_completely(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Rules, *,
-                     backend: str = "auto") -> torch.Tensor:
+                     backend: str = "auto", check: bool = True) -> torch.Tensor:
     """(B,) bool: whether each hand melds completely, exactly ``least_penalty(...) == 0`` (the go-out check).
 
     Most hands are far from it: :func:`could_meld_completely` drops them and only the others are
     solved. With the C solver (``"c"``, or ``"auto"`` on a CPU) that is one C loop over the hands
     (``_meldsolver.melds_completely_counts``); with the tensor programs on a CPU the kept hands are
     picked out (a host read), elsewhere every hand is solved (no wait on the host). Arguments as
-    :func:`tt_env.batch.solver.least_penalty`'s.
+    :func:`tt_env.batch.solver.least_penalty`'s (``check``: the values first, one read of the
+    device; the engine passes False).
     """
-    wild, _, c_module = solver.checked_inputs(counts, wild_rank, rules, backend, None)
+    wild, decks, c_module = solver.checked_inputs(counts, wild_rank, rules, backend, None)
     use_c = backend == "c" or (backend == "auto" and c_module is not None)
+    if check and not (use_c and hasattr(c_module, "melds_completely_counts")):  # (C checks its hands itself)
+        solver.check_values(counts, wild, decks, solver.DEFAULT_MAX_CARDS)
     if use_c and hasattr(c_module, "melds_completely_counts"):  # absent from a build older than it
         out = torch.empty(counts.shape[0], dtype=torch.bool)
         # CPU tensors (checked above): numpy views, no copy
@@ -39,11 +42,11 @@ def melds_completely(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules:
         return out
     could = could_meld_completely(counts, wild)
     if counts.device.type != "cpu":
-        return could & (solver.least_penalty(counts, wild, rules, backend=backend) == 0)
+        return could & (solver.least_penalty(counts, wild, rules, backend=backend, check=False) == 0)
     result = torch.zeros_like(could)
     rows = could.nonzero().squeeze(1)  # host: CPU tensors
     if rows.numel():
-        result[rows] = solver.least_penalty(counts[rows], wild[rows], rules, backend=backend) == 0
+        result[rows] = solver.least_penalty(counts[rows], wild[rows], rules, backend=backend, check=False) == 0
     return result
 
 
@@ -75,5 +78,5 @@ def solve_gathered(hands: torch.Tensor, wild: torch.Tensor, need: torch.Tensor, 
     (``prefix``, a device tensor): the fused kernels stop after them without waiting on the
     host, so a step pays for the few hands that need solving, not for every row."""
     order = torch.argsort(need.logical_not().to(torch.uint8), stable=True)
-    pen = solver.least_penalty(hands[order], wild[order], rules, backend=backend, prefix=need.sum())
+    pen = solver.least_penalty(hands[order], wild[order], rules, backend=backend, prefix=need.sum(), check=False)
     return torch.empty_like(pen).scatter_(0, order, pen)

@@ -344,7 +344,7 @@ def checked_inputs(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: R
 
 def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Rules, *,
                   backend: str = "auto", decks: int | None = None, max_cards: int = DEFAULT_MAX_CARDS,
-                  check: bool = False, chunk: int | None = None, prefix: torch.Tensor | None = None) -> torch.Tensor:
+                  check: bool = True, chunk: int | None = None, prefix: torch.Tensor | None = None) -> torch.Tensor:
     """The least penalty of each hand: ``melds.least_penalty(hand, wild, aces_high, meld_needs_natural)``.
 
     Args:
@@ -356,8 +356,12 @@ def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Ru
         decks: most copies of a card (default ``rules.num_decks``; the torch program takes 1..4).
         max_cards: the torch program is exact for hands of up to this many cards (it sizes the
             program: at most ``max_cards // 3`` runs at a time).
-        check: also check the values (counts 0..decks, hands of at most ``max_cards`` cards, wild
-            ranks 0..13); this synchronises with the device, so it is off by default.
+        check: for the tensor programs, check the values first (counts 0..decks, hands of at
+            most ``max_cards`` cards, wild ranks 0..13), the default: they are exact only there,
+            and would answer other hands wrongly without a word. It reads the device once; the
+            engine, whose hands are always in range, passes False, and so may a tight loop of
+            hands it knows to be in range. (The C solver checks its hands itself, at no cost:
+            counts 0..40, at most 40 cards.)
         chunk: hands per step of the torch program (bounds its memory; default: a state of at
             most 2**24 entries per step on a CPU, 2**28 on a GPU).
         prefix: a one-element integer tensor on the device of ``counts``: only hands
@@ -371,11 +375,11 @@ def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Ru
     """
     wild, decks, c_module = checked_inputs(counts, wild_rank, rules, backend, decks)
     b = counts.shape[0]
-    if check:
-        _check_values(counts, wild, decks, max_cards)
     prefix = _prefix_tensor(prefix, counts.device)
-    if backend == "c" or (backend == "auto" and c_module is not None):
+    if backend == "c" or (backend == "auto" and c_module is not None):  # the C solver checks its hands itself
         return _unwanted_as_minus_one(_c_least_penalty(c_module, counts, wild, rules), prefix)
+    if check:
+        check_values(counts, wild, decks, max_cards)
     if backend == "triton" and not solver_triton.available():
         raise ValueError("backend='triton' needs Triton (pip install triton, or the project's gpu extra): "
                          "use 'torch' or 'auto'")
@@ -427,15 +431,25 @@ def _wild_tensor(wild_rank: torch.Tensor | int, b: int, device: torch.device) ->
     return torch.full((b,), int(wild_rank), dtype=torch.long, device=device)
 
 
-def _check_values(counts: torch.Tensor, wild: torch.Tensor, decks: int, max_cards: int) -> None:
+def check_values(counts: torch.Tensor, wild: torch.Tensor, decks: int, max_cards: int) -> None:
     """The value checks of ``check=True`` (they synchronise with the device)."""
     c = counts.long()
-    if bool((c < 0).any()) or bool((c > decks).any()):
-        raise ValueError(f"counts must be 0..{decks} (decks={decks}) for every card")
-    if bool((c.sum(1) > max_cards).any()):
-        raise ValueError(f"a hand holds more than max_cards={max_cards} cards: raise max_cards")
-    if bool(((wild < 0) | (wild > 13)).any()):
-        raise ValueError("wild_rank is not allowed: use 1..13 (or 0 for no wilds)")
+    sizes = c.sum(1)
+    bad_count = ((c < 0) | (c > decks)).any(1)
+    bad_size = sizes > max_cards
+    bad_wild = (wild < 0) | (wild > 13)
+    if not bool((bad_count | bad_size | bad_wild).any()):  # host: the one read of check=True
+        return
+    if bool(bad_count.any()):  # host: only on the way to raising
+        i = int(bad_count.nonzero()[0])  # host: only on the way to raising
+        card = int(((c[i] < 0) | (c[i] > decks)).nonzero()[0])  # host: only on the way to raising
+        raise ValueError(f"counts[{i}] has {int(c[i, card])} of card {card}: counts must be 0..{decks} (decks={decks}, "
+                         f"the rules' num_decks unless decks= says more; the solver is exact only there)")
+    if bool(bad_size.any()):  # host: only on the way to raising
+        i = int(bad_size.nonzero()[0])  # host: only on the way to raising
+        raise ValueError(f"counts[{i}] holds {int(sizes[i])} cards, more than max_cards={max_cards}: raise max_cards")
+    i = int(bad_wild.nonzero()[0])  # host: only on the way to raising
+    raise ValueError(f"wild_rank[{i}]={int(wild[i])} is not allowed: use 1..13 (or 0 for no wilds)")
 
 
 def _c_least_penalty(module, counts: torch.Tensor, wild: torch.Tensor, rules: Rules) -> torch.Tensor:
