@@ -118,3 +118,31 @@ def test_agent_seeds_are_named_when_torch_would_refuse_them_later() -> None:
     a, b = BatchRandom(seed=np.int64(5)), BatchRandom(seed=5)  # numpy's ints are their ints
     assert torch.equal(a.act(ts.observation, ts.action_mask), b.act(ts.observation, ts.action_mask))
     assert BatchRandom(seed=2 ** 64 - 1).act(ts.observation, ts.action_mask).shape == (8,)
+
+
+def test_a_wild_jack_tied_with_tens_is_kept_as_the_scalar_agent_keeps_it() -> None:
+    """A tie the random positions rarely reach: in round 9 (jacks wild) discarding TC, KD, QH or
+    the wild JS all leave 67 points. The scalar greedy-v0 values the wild jack at 10 like the
+    others, keeps the wild, and discards the highest card int, QH; the batched agent must too."""
+    from tt_env.engine import game as engine
+    from tt_env.engine import parse_cards
+    from tt_env.engine.melds import discard_penalties
+    from tt_env.observation import encode
+
+    rules = Rules(rounds=(9,))
+    state = engine.new_game(rules, np.random.default_rng(0))
+    engine.apply(state, engine.DRAW_STOCK)
+    seat, target = state.current_player, parse_cards("4C TC 3D 6D 9D KD 2H 5H QH AS 7S JS")
+    hand = state.hands[seat]
+    for card in target:  # swap the cards in from the stock or the other hand: still one deck
+        if card not in hand:
+            out = next(c for c in hand if c not in target)
+            pile = state.stock if card in state.stock else state.hands[1 - seat]
+            pile[pile.index(card)], hand[hand.index(out)] = out, card
+    assert sorted(hand) == sorted(target) and state.wild_rank == 11
+    left = dict(discard_penalties(hand, 11))
+    assert {c for c in hand if left[c] == min(left.values())} == set(parse_cards("TC KD QH JS"))
+    obs, mask = encode(state, seat), engine.action_mask(state)
+    want = GreedyAgent(rules).act(obs, mask.astype(np.int8), np.random.default_rng(0))
+    got = BatchGreedy(rules).act(torch.from_numpy(obs).unsqueeze(0), torch.from_numpy(mask.astype(bool)).unsqueeze(0))
+    assert want == engine.DISCARD_BASE + parse_cards("QH")[0] and int(got) == want
