@@ -81,6 +81,7 @@ MODULES: dict[str, list[str]] = {
                                  "tests/test_batch_rewards.py"],
     "tt_env/batch/graphs.py": ["tests/test_batch_graphs.py", "tests/test_batch_tables_state.py"],
     "tt_env/batch/game.py": ["tests/test_batch_api.py", "tests/test_batch_engine.py", TRITON_TESTS],
+    "tt_env/batch/go_out.py": ["tests/test_batch_solver.py", "tests/test_go_out_filter.py", "tests/test_batch_api.py"],
     "tt_env/batch/go_out_filter.py": ["tests/test_go_out_filter.py", "tests/test_batch_engine.py",
                                       TRITON_TESTS],
     "tt_env/batch/moves.py": ["tests/test_batch_moves.py", "tests/test_batch_engine.py", TRITON_TESTS],
