@@ -86,6 +86,7 @@ MODULES: dict[str, list[str]] = {
                                       TRITON_TESTS],
     "tt_env/batch/moves.py": ["tests/test_batch_moves.py", "tests/test_batch_engine.py", TRITON_TESTS],
     "tt_env/batch/solver.py": ["tests/test_batch_solver.py", "tests/test_batch_solver_triton.py"],
+    "tt_env/batch/solver_inputs.py": ["tests/test_batch_solver.py"],
     "tt_env/batch/deal.py": ["tests/test_batch_engine.py", "tests/test_batch_api.py", "tests/test_batch_observe.py",
                              TRITON_TESTS],
     "tt_env/batch/state.py": ["tests/test_batch_state.py", "tests/test_batch_api.py",

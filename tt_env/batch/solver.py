@@ -57,6 +57,7 @@ from tt_env.engine.rules import Rules
 
 from . import solver_triton
 from .go_out_filter import could_meld_completely  # noqa: F401  (its path before it had a module)
+from .solver_inputs import INT_DTYPES, check_values, prefix_tensor, wild_tensor
 
 BACKENDS = ("auto", "torch", "triton", "c")
 MAX_DECKS = 4
@@ -64,7 +65,6 @@ MAX_DECKS = 4
 DEFAULT_MAX_CARDS = 14
 """Hand size the torch program is exact for by default: the game's hands hold at most 14 (13 dealt and a draw)."""
 _INF = 30000  # above any penalty (40 cards x 15), and INF + 30 still fits an int16
-_INT_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
 # --------------------------------------------------------------------------- the plan
@@ -322,13 +322,13 @@ def checked_inputs(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: R
         raise ValueError(f"backend={backend!r} is not allowed: use one of {list(BACKENDS)}")
     if not isinstance(rules, Rules):
         raise TypeError(f"rules must be a tt_env.engine.rules.Rules, not {type(rules).__name__}")
-    if not isinstance(counts, torch.Tensor) or counts.dtype not in _INT_DTYPES:
+    if not isinstance(counts, torch.Tensor) or counts.dtype not in INT_DTYPES:
         what = counts.dtype if isinstance(counts, torch.Tensor) else type(counts).__name__
         raise TypeError(f"counts must be an integer torch tensor (uint8, int8, int16, int32 or int64), not {what}")
     if counts.dim() != 2 or counts.shape[1] != 52:
         raise ValueError(f"counts has shape {tuple(counts.shape)}: it must be (B, 52), one count per card int")
     b = counts.shape[0]
-    wild = _wild_tensor(wild_rank, b, counts.device)
+    wild = wild_tensor(wild_rank, b, counts.device)
     decks = rules.num_decks if decks is None else decks
     if isinstance(decks, bool) or not isinstance(decks, int) or decks < 1:
         raise ValueError(f"decks={decks!r} is not allowed: use a positive int")
@@ -375,7 +375,7 @@ def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Ru
     """
     wild, decks, c_module = checked_inputs(counts, wild_rank, rules, backend, decks)
     b = counts.shape[0]
-    prefix = _prefix_tensor(prefix, counts.device)
+    prefix = prefix_tensor(prefix, counts.device)
     if backend == "c" or (backend == "auto" and c_module is not None):  # the C solver checks its hands itself
         return _unwanted_as_minus_one(_c_least_penalty(c_module, counts, wild, rules), prefix)
     if check:
@@ -393,63 +393,12 @@ def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Ru
                              fused, prefix), prefix)
 
 
-def _prefix_tensor(prefix: torch.Tensor | None, device: torch.device) -> torch.Tensor | None:
-    """``prefix`` checked (a one-element integer tensor on ``device``) and flattened to (1,) int64."""
-    if prefix is None:
-        return None
-    if not isinstance(prefix, torch.Tensor) or prefix.dtype not in _INT_DTYPES or prefix.numel() != 1:
-        what = (f"a {prefix.dtype} tensor of shape {tuple(prefix.shape)}" if isinstance(prefix, torch.Tensor)
-                else type(prefix).__name__)
-        raise TypeError(f"prefix must be a one-element integer torch tensor (hands wanted from the front), not {what}")
-    if prefix.device != device:
-        raise ValueError(f"prefix is on {prefix.device}: put it on the device of counts ({device})")
-    return prefix.reshape(1).long()
-
-
 def _unwanted_as_minus_one(penalty: torch.Tensor, prefix: torch.Tensor | None) -> torch.Tensor:
     """``penalty`` with the hands from ``prefix`` on set to -1 (no host wait)."""
     if prefix is None:
         return penalty
     rows = torch.arange(penalty.shape[0], device=penalty.device)
     return torch.where(rows < prefix, penalty, -1)
-
-
-def _wild_tensor(wild_rank: torch.Tensor | int, b: int, device: torch.device) -> torch.Tensor:
-    """``wild_rank`` as a (B,) int64 tensor on ``device`` (shape and type checked, not values)."""
-    if isinstance(wild_rank, torch.Tensor):
-        if wild_rank.dtype not in _INT_DTYPES:
-            raise TypeError(f"wild_rank must be an integer tensor or an int, not {wild_rank.dtype}")
-        if wild_rank.dim() == 0:
-            return wild_rank.to(device=device, dtype=torch.long).expand(b)
-        if tuple(wild_rank.shape) != (b,):
-            raise ValueError(f"wild_rank has shape {tuple(wild_rank.shape)}: it must be ({b},), one per hand")
-        return wild_rank.to(device=device, dtype=torch.long)
-    if isinstance(wild_rank, bool) or not isinstance(wild_rank, (int, np.integer)):
-        raise TypeError(f"wild_rank must be an integer tensor or an int, not {type(wild_rank).__name__}")
-    if not 0 <= int(wild_rank) <= 13:
-        raise ValueError(f"wild_rank={int(wild_rank)} is not allowed: use 1..13 (or 0 for no wilds)")
-    return torch.full((b,), int(wild_rank), dtype=torch.long, device=device)
-
-
-def check_values(counts: torch.Tensor, wild: torch.Tensor, decks: int, max_cards: int) -> None:
-    """The value checks of ``check=True`` (they synchronise with the device)."""
-    c = counts.long()
-    sizes = c.sum(1)
-    bad_count = ((c < 0) | (c > decks)).any(1)
-    bad_size = sizes > max_cards
-    bad_wild = (wild < 0) | (wild > 13)
-    if not bool((bad_count | bad_size | bad_wild).any()):  # host: the one read of check=True
-        return
-    if bool(bad_count.any()):  # host: only on the way to raising
-        i = int(bad_count.nonzero()[0])  # host: only on the way to raising
-        card = int(((c[i] < 0) | (c[i] > decks)).nonzero()[0])  # host: only on the way to raising
-        raise ValueError(f"counts[{i}] has {int(c[i, card])} of card {card}: counts must be 0..{decks} (decks={decks}, "
-                         f"the rules' num_decks unless decks= says more; the solver is exact only there)")
-    if bool(bad_size.any()):  # host: only on the way to raising
-        i = int(bad_size.nonzero()[0])  # host: only on the way to raising
-        raise ValueError(f"counts[{i}] holds {int(sizes[i])} cards, more than max_cards={max_cards}: raise max_cards")
-    i = int(bad_wild.nonzero()[0])  # host: only on the way to raising
-    raise ValueError(f"wild_rank[{i}]={int(wild[i])} is not allowed: use 1..13 (or 0 for no wilds)")
 
 
 def _c_least_penalty(module, counts: torch.Tensor, wild: torch.Tensor, rules: Rules) -> torch.Tensor:
