@@ -212,3 +212,22 @@ def test_melds_completely_with_a_c_build_older_than_its_loop(monkeypatch: pytest
     want = least_penalty(counts_t, wilds_t, rules) == 0
     assert 50 < int(want.sum()) < 300
     assert torch.equal(go_out.melds_completely(counts_t, wilds_t, rules), want)
+
+
+def test_on_a_cpu_the_go_out_check_is_one_c_loop_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``backend="auto"`` on CPU tensors runs the C loop (filter and solver in one call), not the
+    filter in torch and the solver on the kept hands: the engine's go-out check on a CPU."""
+    module = solver._c_backend()
+    if module is None or not hasattr(module, "melds_completely_counts"):
+        pytest.skip("the C meld solver is not built or not in use")
+    calls: list[int] = []
+
+    def counted(counts, *args):  # type: ignore[no-untyped-def]
+        calls.append(len(counts))
+        return module.melds_completely_counts(counts, *args)
+
+    recording = types.SimpleNamespace(least_penalty_counts=module.least_penalty_counts, melds_completely_counts=counted)
+    monkeypatch.setattr(solver, "_c_backend", lambda: recording)
+    counts, wilds = melded_counts(np.random.default_rng(9), 64, 1)
+    got = go_out.melds_completely(torch.from_numpy(counts).to(torch.uint8), torch.from_numpy(wilds), Rules())
+    assert calls == [64] and got.dtype == torch.bool and got.shape == (64,)
