@@ -230,3 +230,27 @@ def test_rules_give_the_tables_their_rules_as_the_single_env_does() -> None:
     obs, info = env.reset(seed=1)
     assert obs.shape == (4,) + single.observation_space.shape
     assert info["action_mask"].shape == (4, 54)
+
+
+@pytest.mark.parametrize("rounds", [(3,), (10,)])
+def test_round_events_name_the_round_that_ended_and_only_when_one_did(rounds: tuple[int, ...]) -> None:
+    """One round a game: every episode's last step reports that round (``round_number``) and the
+    game's final scores, whoever's discard ended it (the learner's or an opponent's); no other
+    step reports a round, and the round's points are the game's final scores."""
+    env = ThreeThirteenVectorEnv(num_envs=6, num_players=3, rounds=rounds, seed=2)
+    env.reset(seed=2)
+    rng = np.random.default_rng(2)
+    episodes = 0
+    for _ in range(300):
+        _, _, terminated, _, info = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in env.action_masks()]))
+        assert (info["round_number"] == np.where(terminated, rounds[0], 0)).all()
+        assert (info["round_points"][terminated] == info["final_scores"][terminated]).all()
+        assert (info["final_scores"][~terminated] == 0).all() and (info["round_points"][terminated].sum(1) > 0).all()
+        episodes += int(terminated.sum())
+    assert episodes >= 12
+
+
+def test_a_single_table_is_a_vector_env_too() -> None:
+    env = ThreeThirteenVectorEnv(num_envs=1, seed=0)
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (1, 294) and info["action_mask"].shape == (1, 54)
