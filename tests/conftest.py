@@ -20,7 +20,9 @@ def pytest_configure(config) -> None:
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if not workers or "OMP_NUM_THREADS" in os.environ:  # one process, or threads chosen by the caller
         return
-    threads = worker_threads(len(os.sched_getaffinity(0)), int(workers))
+    from tt_env.cli_checks import available_cpus
+
+    threads = worker_threads(available_cpus(), int(workers))
     os.environ["OMP_NUM_THREADS"] = str(threads)  # for the trainers and scripts the tests start
     import torch
 

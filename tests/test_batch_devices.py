@@ -142,3 +142,20 @@ def test_the_engine_and_its_agents_show_what_they_are() -> None:
     assert repr(BatchRandom(seed=np.int64(7))) == "BatchRandom(seed=7, device='cpu')"
     assert repr(BatchNetwork(lambda o, m: m.float(), name="mine", greedy=False, seed=2)) == \
         "BatchNetwork(name='mine', greedy=False, seed=2)"
+
+
+@pytest.mark.parametrize("kernels", ["auto", "torch"])
+def test_narrower_integer_actions_and_seats_play_the_same_games(kernels: str) -> None:
+    """int32 actions and uint8 final seats are widened, not misread: the games equal int64 ones."""
+    wide, narrow = (BatchGame(Rules(num_players=3, rounds=[1]), 6, seed=3, kernels=kernels) for _ in range(2))
+    agent = BatchRandom(Rules(num_players=3), seed=4)
+    ts, ts_narrow = wide.reset(), narrow.reset()
+    finished = 0
+    for _ in range(120):
+        actions, seats = agent.act(ts.observation, ts.action_mask), torch.arange(6) % 3
+        ts = wide.step(actions, final_seat=seats)
+        ts_narrow = narrow.step(actions.to(torch.int32), final_seat=seats.to(torch.uint8))
+        for field in ("observation", "action_mask", "rewards", "scores", "final_observation"):
+            assert torch.equal(getattr(ts, field), getattr(ts_narrow, field)), field
+        finished += int(ts.game_over.sum())
+    assert finished > 0  # final seats were used

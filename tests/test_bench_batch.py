@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
@@ -35,7 +36,7 @@ NO_CUDA = [] if torch.cuda.is_available() else [
     (["--device", "cuda"], "argument --device: device='cuda' is not available here: this machine has no CUDA device")]
 
 
-@pytest.mark.parametrize("args,message", [
+BATCH = [
     (["--prefix-programs", "0"], "argument --prefix-programs: '0' is not allowed: use comma-separated integers >= 1"),
     (["--prefix-programs", "8k"], "argument --prefix-programs: '8k' is not a list of integers"),
     (["--batch-sizes", "1024,0"], "argument --batch-sizes: '1024,0' is not allowed: use comma-separated integers >= 1"),
@@ -44,30 +45,25 @@ NO_CUDA = [] if torch.cuda.is_available() else [
     (["--seconds", "0"], "argument --seconds: 0 is not allowed: use a number > 0"),
     (["--repeats", "0"], "argument --repeats: 0 is not allowed: use an integer >= 1"),
     (["--seed", "-1"], "argument --seed: -1 is not allowed: use a seed, an integer >= 0"),
-] + NO_CUDA)
-def test_bad_arguments_are_named(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, args: list[str],
-                                 message: str) -> None:
-    """Refused before any work, in one line that names the flag and what it allows (no traceback)."""
-    monkeypatch.setattr(sys, "argv", ["bench_batch.py", *args])
-    with pytest.raises(SystemExit) as exit_:
-        bench_batch.main()
-    assert exit_.value.code == 2 and message in capsys.readouterr().err
-
-
-@pytest.mark.parametrize("args,message", [
+] + NO_CUDA
+SOLVER = [
     (["--batch-sizes", "x"], "argument --batch-sizes: 'x' is not a list of integers"),
     (["--torch-batch-sizes", "0"], "argument --torch-batch-sizes: '0' is not allowed"),
     (["--hands", "0"], "argument --hands: 0 is not allowed: use an integer >= 1"),
     (["--torch-seconds", "-1"], "argument --torch-seconds: -1 is not allowed: use a number > 0"),
     (["--device", "tpu"], "argument --device: device='tpu' is not allowed"),
-] + NO_CUDA)
-def test_the_solver_benchmark_names_bad_arguments(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
-                                                  args: list[str], message: str) -> None:
-    import bench_batch_solver
+] + NO_CUDA
 
-    monkeypatch.setattr(sys, "argv", ["bench_batch_solver.py", *args])
+
+@pytest.mark.parametrize("script,args,message", [("bench_batch", *case) for case in BATCH]
+                         + [("bench_batch_solver", *case) for case in SOLVER])
+def test_bad_arguments_are_named(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, script: str,
+                                 args: list[str], message: str) -> None:
+    """Refused before any work, in one line that names the flag and what it allows (no traceback)."""
+    module = importlib.import_module(script)
+    monkeypatch.setattr(sys, "argv", [f"{script}.py", *args])
     with pytest.raises(SystemExit) as exit_:
-        bench_batch_solver.main()
+        module.main()
     assert exit_.value.code == 2 and message in capsys.readouterr().err
 
 

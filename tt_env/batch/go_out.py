@@ -32,9 +32,10 @@ def melds_completely(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules:
     """
     wild, decks, c_module = solver.checked_inputs(counts, wild_rank, rules, backend, None)
     use_c = backend == "c" or (backend == "auto" and c_module is not None)
-    if check and not (use_c and hasattr(c_module, "melds_completely_counts")):  # (C checks its hands itself)
+    c_loop = use_c and hasattr(c_module, "melds_completely_counts")  # absent from a build older than it
+    if check and not c_loop:  # (the C loop checks its hands itself)
         solver.check_values(counts, wild, decks, solver.DEFAULT_MAX_CARDS)
-    if use_c and hasattr(c_module, "melds_completely_counts"):  # absent from a build older than it
+    if c_loop:
         out = torch.empty(counts.shape[0], dtype=torch.bool)
         # CPU tensors (checked above): numpy views, no copy
         c_module.melds_completely_counts(counts.contiguous().numpy(), wild.contiguous().numpy(),  # host: CPU tensors

@@ -75,7 +75,6 @@ def raise_if_illegal(actions: torch.Tensor, legal: torch.Tensor, mask: torch.Ten
         allowed = mask[i].nonzero().flatten().tolist()  # host: only on the way to raising
         raise ValueError(f"illegal action {int(actions[i])} at table {i} (seat {int(movers[i])}): legal actions "
                          f"there are {allowed} (0 draw stock, 1 take discard, 2+c discard card c)")
-    if final_seats is not None and seats_ok is not None:  # (the only other way here)
-        i = int((~seats_ok).nonzero()[0])  # host: only on the way to raising
-        raise ValueError(f"final_seat={int(final_seats[i])} at table {i} is not allowed: use a seat "
-                         f"0..{num_players - 1}")
+    assert final_seats is not None and seats_ok is not None  # the actions were legal: a seat is not
+    i = int((~seats_ok).nonzero()[0])  # host: only on the way to raising
+    raise ValueError(f"final_seat={int(final_seats[i])} at table {i} is not allowed: use a seat 0..{num_players - 1}")

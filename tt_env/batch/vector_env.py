@@ -92,8 +92,7 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action={illegal_action!r} is not allowed: use one of "
                              f"{list(ILLEGAL_ACTION_MODES)}")
-        if not (seat in SEAT_MODES or (isinstance(seat, (int, np.integer)) and not isinstance(seat, bool)
-                                       and 0 <= seat < n)):
+        if not (seat in SEAT_MODES or (isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < n)):
             raise ValueError(f"seat={seat!r} is not allowed: use an int 0..{n - 1}, 'rotate' or 'random'")
         self.rules = rules if rules is not None else rules_from_kwargs(n, env_arguments=VECTOR_ENV_ARGUMENTS,
                                                                         **rule_options)
