@@ -186,6 +186,8 @@ def test_bad_input_is_named() -> None:
     for seat in (2, -1):  # unchecked, a seat past the table's would index past its seats
         with pytest.raises(ValueError, match=rf"final_seat={seat} at table 0 is not allowed: use a seat 0\.\.1"):
             game.step(legal, final_seat=torch.tensor([seat, 0]))
+    with pytest.raises(ValueError, match=r"final_seat=5 at table 1 is not allowed"):  # the table it is at
+        game.step(legal, final_seat=torch.tensor([1, 5]))
     with pytest.raises(ValueError, match=r"final_seat must be a \(2,\) integer tensor of seats 0\.\.1, got shape \(3"):
         game.step(legal, final_seat=torch.zeros(3, dtype=torch.int64))
     with pytest.raises(ValueError, match=r"final_seat must be .* dtype torch.float32"):

@@ -208,6 +208,9 @@ def test_the_constructor_names_what_it_does_not_take() -> None:
         with pytest.raises(ValueError, match=rf"num_envs={bad!r} is not allowed: use an int >= 1"):
             ThreeThirteenVectorEnv(num_envs=bad)
     assert ThreeThirteenVectorEnv(num_envs=np.int64(2)).num_envs == 2
+    seated = ThreeThirteenVectorEnv(num_envs=2, num_players=3, seat=np.int64(2))  # numpy's ints are seats too
+    seated.reset(seed=0)
+    assert seated.seat.tolist() == [2, 2]
     with pytest.raises(ValueError, match=r"give rules=Rules\(...\) or rule options, not both \(got \['decks'\]\)"):
         ThreeThirteenVectorEnv(num_envs=2, rules=Rules(num_players=3), decks=2)
     with pytest.raises(ValueError, match="num_players=4 does not match rules.num_players=3"):

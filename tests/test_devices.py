@@ -91,6 +91,22 @@ def test_a_missing_cuda_index_is_refused(monkeypatch):
         resolve_device("cuda:3")
 
 
+def test_the_refusal_says_what_this_machine_can_use(monkeypatch):
+    """Without CUDA the message says so and what that leaves (auto or cpu); with fewer CUDA devices
+    than asked, which there are, and no such hint (the same words as the engine's device check)."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ConfigError) as refused:
+        resolve_device("cuda")
+    assert str(refused.value).endswith("this machine has no CUDA device (torch.cuda.is_available() is False): use "
+                                       "auto, cpu, cuda or cuda:K (auto: cuda when torch.cuda.is_available(), else "
+                                       "cpu); here that means auto or cpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    with pytest.raises(ConfigError) as refused:
+        resolve_device("cuda:2")
+    assert "here that means" not in str(refused.value)
+
+
 def test_saved_tensors_go_to_the_cpu_and_cpu_ones_are_untouched():
     t = torch.arange(3)
     nested = {"a": t, "b": [t, (t, 1)], "c": "x"}
