@@ -29,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TRITON_TESTS = "tests/test_batch_triton_kernels.py"  # the Triton kernels, interpreted on a CPU
+BATCH_PPO_TESTS = ["tests/test_batch_ppo.py", "tests/test_batch_ppo_tables.py"]  # the batched trainer
 WEB_TESTS = ["tests/test_web_api.py", "tests/test_web_watch_and_results.py", "tests/test_web_limits.py",
              "tests/test_web_survivors.py"]
 MODULES: dict[str, list[str]] = {
@@ -61,15 +62,15 @@ MODULES: dict[str, list[str]] = {
     "training/baselines/runner.py": ["tests/test_baselines_resume.py"],
     # the PPO trainers' shared outer loop and end report
     "training/ppo/run_loop.py": ["tests/test_run_loop.py", "tests/test_tb_writer.py", "tests/test_resume.py",
-                                 "tests/test_ppo_loop.py", "tests/test_signals.py", "tests/test_batch_ppo.py"],
+                                 "tests/test_ppo_loop.py", "tests/test_signals.py", *BATCH_PPO_TESTS],
     "training/common/trainer_cli.py": ["tests/test_trainer_cli.py", "tests/test_resume.py", "tests/test_signals.py"],
     # the batched trainer's rollout and tables (issue 26)
-    "training/ppo/batch_rollout.py": ["tests/test_batch_rollout.py", "tests/test_batch_ppo.py",
+    "training/ppo/batch_rollout.py": ["tests/test_batch_rollout.py", *BATCH_PPO_TESTS,
                                       "tests/test_batch_tables_state.py"],
-    "training/ppo/batch_collect.py": ["tests/test_batch_ppo.py", "tests/test_batch_tables_state.py"],
-    "training/ppo/batch_config.py": ["tests/test_batch_ppo_config.py", "tests/test_batch_ppo.py",
+    "training/ppo/batch_collect.py": [*BATCH_PPO_TESTS, "tests/test_batch_tables_state.py"],
+    "training/ppo/batch_config.py": ["tests/test_batch_ppo_config.py", *BATCH_PPO_TESTS,
                                      "tests/test_config.py", "tests/test_config_files.py"],
-    "training/batch_ppo.py": ["tests/test_batch_ppo.py", "tests/test_batch_ppo_config.py",
+    "training/batch_ppo.py": [*BATCH_PPO_TESTS, "tests/test_batch_ppo_config.py",
                               "tests/test_batch_tables_state.py", "tests/test_ppo_loop.py"],
     "training/common/tb_writer.py": ["tests/test_tb_writer.py", "tests/test_resume.py"],
     # the batched engine's interfaces and bridges (issue 26)
@@ -95,7 +96,7 @@ MODULES: dict[str, list[str]] = {
     "tt_env/batch/random_keys.py": ["tests/test_batch_random_keys.py", "tests/test_batch_api.py",
                                     "tests/test_batch_engine.py", TRITON_TESTS],
     "tt_env/batch/buffers.py": ["tests/test_batch_buffers.py", "tests/test_batch_api.py"],
-    "tt_env/batch/global_state.py": ["tests/test_batch_global_state.py", "tests/test_batch_ppo.py"],
+    "tt_env/batch/global_state.py": ["tests/test_batch_global_state.py", *BATCH_PPO_TESTS],
     "tt_env/batch/step_inputs.py": ["tests/test_batch_api.py", "tests/test_batch_vector_env.py",
                                     "tests/test_batch_devices.py"],
     "tt_env/batch/devices.py": ["tests/test_batch_devices.py"],
@@ -108,14 +109,14 @@ MODULES: dict[str, list[str]] = {
     "tt_env/batch/observe_triton.py": [TRITON_TESTS],
     "tt_env/batch/moves_triton.py": [TRITON_TESTS],
     # the PPO trainers' shared losses and the self-play trainer's update, tables and loop
-    "training/ppo/losses.py": ["tests/test_ppo_losses.py", "tests/test_ppo_update.py", "tests/test_batch_ppo.py"],
+    "training/ppo/losses.py": ["tests/test_ppo_losses.py", "tests/test_ppo_update.py", *BATCH_PPO_TESTS],
     "training/ppo/update.py": ["tests/test_ppo_update.py", "tests/test_ppo_loop.py", "tests/test_models.py"],
     "training/ppo/loop.py": ["tests/test_ppo_loop.py", "tests/test_run_loop.py", "tests/test_resume.py"],
     "training/common/evaluations.py": ["tests/test_ppo_loop.py", "tests/test_run_loop.py", "tests/test_resume.py",
                                        "tests/test_sb3_trainer.py"],
     "training/ppo/selfplay_tables.py": ["tests/test_selfplay_tables.py", "tests/test_ppo_loop.py",
                                         "tests/test_resume.py", "tests/test_resume_state.py"],
-    "training/ppo/batch_critic.py": ["tests/test_batch_critic.py", "tests/test_batch_ppo.py",
+    "training/ppo/batch_critic.py": ["tests/test_batch_critic.py", *BATCH_PPO_TESTS,
                                      "tests/test_batch_ppo_config.py"],
     "training/selfplay.py": ["tests/test_ppo_loop.py", "tests/test_resume.py", "tests/test_trainer_cli.py"],
     "training/train_sb3.py": ["tests/test_sb3_trainer.py", "tests/test_trainer_cli.py", "tests/test_resume.py",

@@ -121,3 +121,9 @@ def test_a_step_without_an_action_says_what_to_set() -> None:
     with pytest.raises(ValueError, match=r"the tensordict has no 'action': set td\['action'\] to a \(2,\) integer "
                                          r"tensor of action ids"):
         env.step(env.reset())
+
+
+@pytest.mark.parametrize("bad", ["3", 2.5, 0, True])
+def test_the_table_count_is_checked_before_torchrl_sees_it(bad: object) -> None:
+    with pytest.raises(ValueError, match=rf"num_tables={bad!r} is not allowed: use an int >= 1"):
+        ThreeThirteenTorchRLEnv(num_tables=bad)  # type: ignore[arg-type]

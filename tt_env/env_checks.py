@@ -1,5 +1,5 @@
-"""Checks shared by the environments: actions that are not integers, seeds, done agents, and the
-player count of the one-learner environments (``tt_env.gym_env`` and the batched vector env).
+"""Checks shared by the environments: actions that are not integers, seeds, done agents, table
+counts, and the player count of the one-learner environments (``tt_env.gym_env`` and the batched vector env).
 
 Kept apart from the environments so that their modules hold the game logic; the messages
 say what is wrong and what is allowed (STYLE: bad input gets a clear error).
@@ -67,6 +67,16 @@ def checked_seed(seed: Any, *, allow_list: bool = False) -> Any:
             raise ValueError(f"seed={seed!r} is not allowed: every entry of a seed list must be an integer "
                              f">= 0; use {allowed}") from None
     raise TypeError(f"seed={seed!r} ({type(seed).__name__}) is not allowed: use {allowed}")
+
+
+def table_count(value: Any, name: str) -> int:
+    """``value``, a count of tables (an int or a numpy integer, at least 1), as an int;
+    ``ValueError`` naming ``name`` and what is allowed otherwise."""
+    if isinstance(value, np.integer):
+        value = int(value)
+    if type(value) is not int or value < 1:
+        raise ValueError(f"{name}={value!r} is not allowed: use an int >= 1")
+    return value
 
 
 def player_count(num_opponents: int, num_players: Any, rules: Any, rule_options: dict[str, Any]) -> int:

@@ -11,15 +11,15 @@ nothing waits on the host.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import torch
 
-from ..engine.game import NUM_ACTIONS, GameState
+from ..engine.game import GameState
 from ..engine.rules import Rules
 from ..engine.scoring import REWARD_MODES
+from ..env_checks import table_count
 from ..observation import observation_size
 from . import solver_triton
 from .buffers import ReusedArrays
@@ -35,7 +35,7 @@ from .random_keys import seed_words, stream_base, uniform_below
 from .solver import BACKENDS as SOLVER_BACKENDS
 from .solver import least_penalty
 from .state import BatchState
-from .step_inputs import checked_actions, checked_active, checked_final_seats, raise_if_illegal, table_mask
+from .step_inputs import checked_step, table_mask
 from .timestep import TimeStep, step_rewards, win_rewards
 
 __all__ = ["MAX_BATCH_DECKS", "SOLVING_MODES", "BatchGame", "TimeStep", "win_rewards"]
@@ -90,10 +90,7 @@ class BatchGame:
         if rules.num_decks > MAX_BATCH_DECKS:
             raise ValueError(f"decks={rules.num_decks} is not allowed in the batched engine: it plays 1 to "
                              f"{MAX_BATCH_DECKS} decks (use the scalar engine for more)")
-        if isinstance(num_tables, numbers.Integral) and not isinstance(num_tables, bool):
-            num_tables = int(num_tables)  # numpy's ints too
-        if isinstance(num_tables, bool) or not isinstance(num_tables, int) or num_tables < 1:
-            raise ValueError(f"num_tables={num_tables!r} is not allowed: use an int >= 1")
+        num_tables = table_count(num_tables, "num_tables")
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode={reward_mode!r} is not allowed: use one of {list(REWARD_MODES)}")
         self.rules = rules
@@ -274,26 +271,11 @@ class BatchGame:
     def _checked(self, actions: torch.Tensor, active: torch.Tensor | None = None,
                  final_seat: torch.Tensor | None = None
                  ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
-        """(``actions`` as a (B,) int64 tensor, ``active`` as a (B,) bool one, ``final_seat`` as a
-        (B,) int64 one) on the device; illegal actions and seats out of range raise when checking,
-        after one read of the device (:mod:`tt_env.batch.step_inputs`)."""
-        if active is not None:
-            active = checked_active(active, self.num_tables, self.device)
-        actions = checked_actions(actions, self.num_tables, self.device)
-        if final_seat is not None:
-            final_seat = checked_final_seats(final_seat, self.num_tables, self.num_players, self.device)
+        """:meth:`step`'s inputs checked and on the device (:func:`tt_env.batch.step_inputs.checked_step`)."""
         if self._mask is None:
             raise RuntimeError("step() called before reset(): call reset() first")
-        if self.check_actions:
-            inside = (actions >= 0) & (actions < NUM_ACTIONS)
-            legal = inside & self._mask.gather(1, actions.clamp(0, NUM_ACTIONS - 1).unsqueeze(1)).squeeze(1)
-            legal |= self.state.game_over  # a finished table (autoreset=False) ignores its action
-            if active is not None:
-                legal |= ~active
-            raise_if_illegal(actions, legal, self._mask, self.state.current, final_seat, self.num_players)
-        elif final_seat is not None:  # unchecked: kept in range, so that no kernel reads past a table's seats
-            final_seat = final_seat.clamp(0, self.num_players - 1)
-        return actions, active, final_seat
+        return checked_step(actions, active, final_seat, self._mask, self.state.current, self.state.game_over,
+                            self.num_players, self.check_actions)
 
     def _on_rows(self, mask: torch.Tensor, fn: Callable[..., None], *outputs: torch.Tensor) -> None:
         """Run ``fn(part, rows, *output_parts)`` on the tables where ``mask`` holds and write them back.
@@ -312,14 +294,14 @@ class BatchGame:
             outs = [o[rows] for o in outputs]
             fn(part, rows, *outs)
             part.write_back()  # and writes back only those it replaced
-            for o, p in zip(outputs, outs):
+            for o, p in zip(outputs, outs, strict=True):
                 o[rows] = p
             return
         part = self.state.shared()  # fn replaces the fields it changes: nothing to copy
         outs = [o.clone() for o in outputs]
         fn(part, self._rows, *outs)
         self.state.select(mask, part)
-        for o, p in zip(outputs, outs):
+        for o, p in zip(outputs, outs, strict=True):
             o.copy_(torch.where(mask.view(-1, *([1] * (o.dim() - 1))), p, o))
 
     def _final_observations(self, over: torch.Tensor, seat: torch.Tensor | None
@@ -407,8 +389,9 @@ class BatchGame:
         # (a finished game that is not dealt again has no next round: its index is clamped here
         # and the row is not kept)
         nxt = torch.where(fresh, 0, (part.round_index + 1).clamp(max=len(self.rules.rounds) - 1))
-        dealt = self._dealt(part, rows, nxt, torch.where(fresh, first_dealer, (part.dealer + 1) % n))
-        for name, value in dealt.fields().items():
+        new_round = dealt(part, stream_base(self._seed32, rows, part.counter), nxt, self._rounds[nxt] + 2,
+                          torch.where(fresh, first_dealer, (part.dealer + 1) % n), n, self.shoe_size)
+        for name, value in new_round.fields().items():
             setattr(part, name, value)
 
     def _deal_tables(self, mask: torch.Tensor, fresh: torch.Tensor) -> None:
@@ -436,11 +419,6 @@ class BatchGame:
             reshuffle_masked(self.state, empty, self._seed32)
         else:
             self._on_rows(empty, self._reshuffle)
-
-    def _dealt(self, s: BatchState, rows: torch.Tensor, round_index: torch.Tensor, dealer: torch.Tensor) -> BatchState:
-        """``s`` with a new round dealt (:func:`tt_env.batch.deal.dealt`)."""
-        return dealt(s, stream_base(self._seed32, rows, s.counter), round_index, self._rounds[round_index] + 2,
-                     dealer, self.num_players, self.shoe_size)
 
     def _reshuffle(self, part: BatchState, rows: torch.Tensor) -> None:
         """Refill an empty stock (:func:`tt_env.batch.deal.reshuffle`)."""

@@ -62,6 +62,32 @@ def checked_final_seats(seats: Any, num_tables: int, num_players: int, device: t
         raise ValueError(f"final_seat {error}") from None
 
 
+def checked_step(actions: Any, active: Any, final_seat: Any, legal_moves: torch.Tensor, movers: torch.Tensor,
+                 finished: torch.Tensor, num_players: int, check: bool
+                 ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    """``BatchGame.step``'s inputs on the device of ``legal_moves`` (the (B, 54) action mask of
+    the tables' movers ``movers``): ``actions`` as a (B,) int64 tensor, ``active`` as a (B,) bool
+    one, ``final_seat`` as a (B,) int64 one. With ``check``, an illegal action on a table that is
+    stepped and not ``finished`` (a finished table ignores its action), or a final seat out of
+    range, raises after one read of the device; without it the final seats are clamped into range."""
+    num_tables, device = legal_moves.shape[0], legal_moves.device
+    if active is not None:
+        active = checked_active(active, num_tables, device)
+    actions = checked_actions(actions, num_tables, device)
+    if final_seat is not None:
+        final_seat = checked_final_seats(final_seat, num_tables, num_players, device)
+    if check:
+        inside = (actions >= 0) & (actions < NUM_ACTIONS)
+        legal = inside & legal_moves.gather(1, actions.clamp(0, NUM_ACTIONS - 1).unsqueeze(1)).squeeze(1)
+        legal |= finished
+        if active is not None:
+            legal |= ~active
+        raise_if_illegal(actions, legal, legal_moves, movers, final_seat, num_players)
+    elif final_seat is not None:  # unchecked: kept in range, so that no kernel reads past a table's seats
+        final_seat = final_seat.clamp(0, num_players - 1)
+    return actions, active, final_seat
+
+
 def raise_if_illegal(actions: torch.Tensor, legal: torch.Tensor, mask: torch.Tensor, movers: torch.Tensor,
                      final_seats: torch.Tensor | None = None, num_players: int = 0) -> None:
     """``ValueError`` naming the first table whose action is not ``legal`` (its seat and the actions

@@ -18,6 +18,7 @@ from torchrl.envs import EnvBase
 
 from ..engine.game import NUM_ACTIONS
 from ..engine.rules import Rules
+from ..env_checks import table_count
 from ..observation import observation_bounds
 from .devices import checked_device
 from .game import BatchGame, TimeStep
@@ -32,6 +33,7 @@ class ThreeThirteenTorchRLEnv(EnvBase):
         CUDA only). Stepping every table keeps the engine in lockstep, which they need."""
         rules = rules or Rules()
         device = checked_device(device)
+        num_tables = table_count(num_tables, "num_tables")
         super().__init__(device=device, batch_size=torch.Size([num_tables]))
         self.rules = rules
         self.cuda_graphs = cuda_graphs

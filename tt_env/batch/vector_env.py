@@ -18,7 +18,6 @@ there, and the whole loop stays on it.
 from __future__ import annotations
 
 import inspect
-import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,7 +27,7 @@ import torch
 
 from ..engine.game import NUM_ACTIONS
 from ..engine.rules import Rules
-from ..env_checks import checked_seed, player_count
+from ..env_checks import checked_seed, player_count, table_count
 from ..observation import observation_bounds
 from ..three_thirteen_v0 import rules_from_kwargs
 from .agents import BatchAgent, make_batch_agent
@@ -78,9 +77,7 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
                  seat: int | str = 0, illegal_action: str = "terminate", reward_mode: str = "relative",
                  num_players: int | None = None, device: str | torch.device | None = None, seed: int = 0,
                  rules: Rules | None = None, **rule_options: Any) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
-            raise ValueError(f"num_envs={num_envs!r} is not allowed: use an int >= 1")
-        num_envs = int(num_envs)
+        num_envs = table_count(num_envs, "num_envs")
         if isinstance(opponents, str) or hasattr(opponents, "act"):
             opponents = [opponents]  # type: ignore[list-item]
         opponents = list(opponents)  # type: ignore[arg-type]
