@@ -60,7 +60,7 @@ def print_table(headers: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(str(r[i])) for r in [headers] + rows) for i in range(len(headers))]
     def line(cells):
         out = [str(cells[0]).ljust(widths[0])]
-        out += [str(c).rjust(w) for c, w in zip(cells[1:], widths[1:])]
+        out += [str(c).rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
         return "  ".join(out)
     print(line(headers))
     print("  ".join("-" * w for w in widths))

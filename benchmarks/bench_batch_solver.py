@@ -131,7 +131,8 @@ def check(args: argparse.Namespace, device: torch.device) -> int:
         counts = random_counts(rng, per_group, decks)
         wilds = rng.integers(0, 14, per_group)
         rules = rules_for(decks, aces_high, nn)
-        want = np.array([melds.least_penalty(h, int(w), aces_high, nn) for h, w in zip(hands_of(counts), wilds)])
+        want = np.array([melds.least_penalty(h, int(w), aces_high, nn)
+                         for h, w in zip(hands_of(counts), wilds, strict=True)])
         c = least_penalty(torch.from_numpy(counts), torch.from_numpy(wilds), rules, backend="c").numpy()
         limit = min(per_group, args.torch_hands)
         zero = melds_completely(torch.from_numpy(counts).to(torch.uint8), torch.from_numpy(wilds), rules,
@@ -179,7 +180,8 @@ def speed(args: argparse.Namespace, device: torch.device) -> None:
     hands = hands_of(counts)
     n_scalar = min(biggest, 100_000)
     lp = melds.least_penalty
-    scalar = median_rate(lambda: [lp(h, int(w), False, False) for h, w in zip(hands[:n_scalar], wilds[:n_scalar])],
+    scalar = median_rate(lambda: [lp(h, int(w), False, False)
+                                  for h, w in zip(hands[:n_scalar], wilds[:n_scalar], strict=True)],
                          n_scalar, args.repeats)
     print(f"\nspeed, 1 deck, aces low, hands of 3..14 cards, median of {args.repeats}:")
     print(f"  scalar C solver, Python loop: {scalar:12,.0f} hands/s")

@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     medians = {name: [statistics.median(r[key]) for key in keys] for name, r in runs.items()}
     scripted, network = medians.values()
     rows = [[name, *(f"{m:.2f}" for m in values)] for name, values in medians.items()]
-    rows.append(["ratio network / scripted", *(f"{n / s:.2f}x" for n, s in zip(network, scripted))])
+    rows.append(["ratio network / scripted", *(f"{n / s:.2f}x" for n, s in zip(network, scripted, strict=True))])
     print_table(["medians, s", *keys], rows)
     print(f"\nCPU ratio network / scripted: games {network[0] / scripted[0]:.2f}x, whole process "
           f"{network[2] / scripted[2]:.2f}x (issue 17's target: at most 1.7x)")

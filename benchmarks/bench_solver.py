@@ -108,7 +108,7 @@ def main() -> None:
 
     def lp_random(hands):
         def solve_all():
-            for h, w in zip(hands, wilds):
+            for h, w in zip(hands, wilds, strict=True):
                 least_penalty(h, w, False, False)
         return solve_all
 
@@ -120,20 +120,20 @@ def main() -> None:
 
     def dp_batch(hands):
         def solve_all():
-            for h, w in zip(hands, wilds):
+            for h, w in zip(hands, wilds, strict=True):
                 discard_penalties(h, w, False, False)
         return solve_all
 
     def dp_loop(hands):
         def solve_all():
-            for h, w in zip(hands, wilds):
+            for h, w in zip(hands, wilds, strict=True):
                 for c in sorted(set(h)):
                     rest = list(h)
                     rest.remove(c)
                     least_penalty(rest, w, False, False)
         return solve_all
 
-    check = [(h, w) for h, w in zip(double, wilds)][:500]
+    check = [(h, w) for h, w in zip(double, wilds, strict=True)][:500]
     assert all(discard_penalties(h, w) == [(c, least_penalty([x for j, x in enumerate(h) if j != h.index(c)], w))
                                            for c in sorted(set(h))] for h, w in check)
 

@@ -53,12 +53,12 @@ def plot(runs: dict[str, Path], out: Path) -> None:
         history = json.loads((folder / "eval.json").read_text())
         points = [(h["step"], r["score_diff"], r["ci95"]) for h in history for r in h["results"]
                   if r["opponent"] == "greedy-v0"]
-        steps, means, halves = zip(*points)
+        steps, means, halves = zip(*points, strict=True)
         for s, m, c in points:
             print(f"{variant:<12} {s:>8,} {m:>+14.2f} {c:>15.2f}")
         ax.plot(steps, means, marker="o", label=f"{variant} critic")
-        ax.fill_between(steps, [m - c for m, c in zip(means, halves)], [m + c for m, c in zip(means, halves)],
-                        alpha=0.2)
+        ax.fill_between(steps, [m - c for m, c in zip(means, halves, strict=True)],
+                        [m + c for m, c in zip(means, halves, strict=True)], alpha=0.2)
     ax.axhline(0.0, color="grey", lw=0.8)
     ax.set_xlabel("learner steps")
     ax.set_ylabel("points a game vs greedy-v0 (lower is better)")

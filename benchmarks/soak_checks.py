@@ -315,7 +315,7 @@ class GameChecker:
                   for p, h in enumerate(record.hands)]
         expect(record.points == points, "scoring", lambda: f"points {record.points}, solver {points}")
         self.sample_solvers(record, wild, out)
-        totals = [a + b for a, b in zip(scores, points)]
+        totals = [a + b for a, b in zip(scores, points, strict=True)]
         expect(s.scores == totals, "scores", lambda: f"{s.scores} != {scores} + {points}")
         last = round_index + 1 == len(r.rounds)
         expect(s.game_over == last, "game end", f"game_over {s.game_over} after round index {round_index}")

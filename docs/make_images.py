@@ -119,7 +119,7 @@ def draw_terminal(lines: list[Text], path: Path, console_width: int = 104) -> No
                 color = style.color.get_truecolor(THEME, foreground=True)
                 color = (color.red, color.green, color.blue)
             if style is not None and style.dim:
-                color = tuple(int(c * 0.6 + b * 0.4) for c, b in zip(color, BACKGROUND))
+                color = tuple(int(c * 0.6 + b * 0.4) for c, b in zip(color, BACKGROUND, strict=True))
             font = bold if style is not None and style.bold else regular
             draw.text((x, y), segment.text, fill=color, font=font)
             x += cell_w * len(segment.text)

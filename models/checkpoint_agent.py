@@ -56,7 +56,7 @@ class CheckpointAgent:
         logits = np.where(legal, self.policy.logits(self.net.as_input(obs, legal)), -np.inf)
         if self.greedy:
             return logits.argmax(axis=1).tolist()
-        return [self._sample(row, rng) for row, rng in zip(logits, rngs)]
+        return [self._sample(row, rng) for row, rng in zip(logits, rngs, strict=True)]
 
     @staticmethod
     def _sample(logits: np.ndarray, rng: np.random.Generator) -> int:

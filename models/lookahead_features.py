@@ -102,13 +102,13 @@ def lookahead_features(obs: np.ndarray, masks: np.ndarray | None, num_players: i
         chance = weights[i, draws].tolist()
         draws = draws.tolist()
         expected, out_chance = [], []
-        for rest, penalty in zip(hands, penalties):
+        for rest, penalty in zip(hands, penalties, strict=True):
             if penalty == 0 or not draws:
                 expected.append(float(penalty))
                 out_chance.append(1.0 if penalty == 0 else 0.0)
                 continue
             gain = out = 0.0
-            for w, a in zip(chance, after_draw_values(rest, draws, wild, aces_high, meld_needs_natural)):
+            for w, a in zip(chance, after_draw_values(rest, draws, wild, aces_high, meld_needs_natural), strict=True):
                 if a < penalty:
                     gain += w * (penalty - a)
                     if a == 0:

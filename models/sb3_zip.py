@@ -112,7 +112,7 @@ def _hidden_sizes(state: dict[str, torch.Tensor], where: str) -> tuple[list[int]
             if weight is None or bias is None or weight.dim() != 2 or bias.shape != weight.shape[:1]:
                 raise CheckpointError(f"{where}: mlp_extractor.{net}.{i} is not a Linear layer")
             shapes.append(tuple(weight.shape))
-        for (out_a, _), (_, in_b) in zip(shapes, shapes[1:]):
+        for (out_a, _), (_, in_b) in zip(shapes, shapes[1:], strict=False):
             if out_a != in_b:
                 raise CheckpointError(f"{where}: the layers of mlp_extractor.{net} do not chain")
         sizes[net] = ([s[0] for s in shapes], shapes[0][1])

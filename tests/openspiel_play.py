@@ -20,7 +20,7 @@ def play(state, rng: np.random.Generator, steps: int | None = None, stock_bias: 
     done = 0
     while not state.is_terminal() and (steps is None or done < steps):
         if state.is_chance_node():
-            actions, probs = zip(*state.chance_outcomes())
+            actions, probs = zip(*state.chance_outcomes(), strict=True)
             state.apply_action(int(rng.choice(actions, p=probs)))
         else:
             legal = state.legal_actions()

@@ -175,7 +175,7 @@ def test_rewards_per_mode_and_episode_end(mode: str, num_players: int) -> None:
             assert got == pytest.approx(want), f"round {record.round_number}: points {record.points}"
             if mode == "relative":
                 assert sum(got) == pytest.approx(0.0, abs=1e-12), "relative rewards are zero-sum"
-            for a, r in zip(env.possible_agents, want):
+            for a, r in zip(env.possible_agents, want, strict=True):
                 expected_total[a] += r
                 assert env.infos[a]["round_points"] == record.points
                 assert env.infos[a]["round_number"] == record.round_number

@@ -231,7 +231,7 @@ def gain_by_loop(solver, hand, weights, wild, aces_high, natural, out_bonus, dra
         return 0, 0.0
     cards = [u for u in range(52) if draws >> u & 1 and not weights[u] <= 0.0]
     gain = 0.0
-    for u, a in zip(cards, solver.after_draw_values(hand, cards, wild, aces_high, natural)):
+    for u, a in zip(cards, solver.after_draw_values(hand, cards, wild, aces_high, natural), strict=True):
         if a < base:
             gain += weights[u] * (base - a + (out_bonus if a == 0 else 0.0))
     return base, gain
@@ -241,7 +241,7 @@ def same_results(got: list[tuple[int, float]], expected: list[tuple[int, float]]
     """Equal penalties and bit-equal gains (a NaN weight makes the gain NaN in both)."""
     return len(got) == len(expected) and all(
         g[0] == e[0] and type(g[0]) is int and type(g[1]) is float
-        and (g[1] == e[1] or (np.isnan(g[1]) and np.isnan(e[1]))) for g, e in zip(got, expected))
+        and (g[1] == e[1] or (np.isnan(g[1]) and np.isnan(e[1]))) for g, e in zip(got, expected, strict=True))
 
 
 def random_weights(rng: np.random.Generator) -> list[float]:
@@ -274,11 +274,11 @@ def test_draw_gains_add_up_as_the_python_loop(backend: str) -> None:
         draws = [int(rng.integers(0, 1 << 52)) if rng.random() < 0.7 else (1 << 52) - 1 for _ in hands]
         got = solver.draw_gains(hands, weights, wild, aces_high, natural, out_bonus, draws)
         expected = [gain_by_loop(solver, h, weights, wild, aces_high, natural, out_bonus, d)
-                    for h, d in zip(hands, draws)]
+                    for h, d in zip(hands, draws, strict=True)]
         assert same_results(got, expected), (hands, wild, aces_high, natural, out_bonus, draws)
         if backend == "c":  # one hand at a time: the same numbers as in the batch
             assert same_results([solver.draw_gains([h], weights, wild, aces_high, natural, out_bonus, [d])[0]
-                                 for h, d in zip(hands, draws)], expected)
+                                 for h, d in zip(hands, draws, strict=True)], expected)
 
 
 def test_backends_agree_on_draw_gains() -> None:

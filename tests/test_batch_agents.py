@@ -32,7 +32,7 @@ def test_batch_greedy_equals_scalar_greedy(name: str) -> None:
     compared = 0
     for step in range(80):
         got = batch.act(ts.observation, ts.action_mask)
-        want = [scalar.act(o, m.astype(np.int8), rng) for o, m in zip(ts.observation.numpy(), ts.action_mask.numpy())]
+        want = [scalar.act(o, m.astype(np.int8), rng) for o, m in zip(ts.observation.numpy(), ts.action_mask.numpy(), strict=True)]
         assert got.tolist() == want, step
         compared += len(want)
         # mix the greedy moves with random ones so that positions vary

@@ -30,7 +30,7 @@ def test_same_seed_same_games_and_other_seeds_differ() -> None:
     a = play(BatchGame(Rules(), 4, seed=9), 50)
     b = play(BatchGame(Rules(), 4, seed=9), 50)
     c = play(BatchGame(Rules(), 4, seed=10), 50)
-    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
     assert not torch.equal(a[0], c[0])
 
 
@@ -96,7 +96,7 @@ def test_scalar_states_play_on_in_the_batch() -> None:
     ts = game.from_game_states([st.clone() for st in states])
     for _ in range(60):
         actions = [engine.legal_actions(st)[-1] for st in states]
-        results = [engine.apply(st, a) for st, a in zip(states, actions)]
+        results = [engine.apply(st, a) for st, a in zip(states, actions, strict=True)]
         ts = game.step(torch.tensor(actions))
         if any(r.round_record is not None or r.reshuffled for r in results):
             break
@@ -138,7 +138,7 @@ def test_a_finished_game_stays_as_it_ended_without_autoreset(every_row: bool) ->
     rng = np.random.default_rng(3)
     for _ in range(40):
         actions = [int(rng.choice(engine.legal_actions(st))) if not st.game_over else 0 for st in scalar]
-        for st, action in zip(scalar, actions):
+        for st, action in zip(scalar, actions, strict=True):
             if not st.game_over:
                 engine.apply(st, action)
         ts = game.step(torch.tensor(actions))

@@ -49,7 +49,7 @@ def assert_same(c_game: BatchGame, torch_game: BatchGame, c_ts: tuple, torch_ts:
     for name, c_value in c_game.state.fields().items():
         t_value = getattr(torch_game.state, name)
         assert c_value.dtype == t_value.dtype and torch.equal(c_value, t_value), name
-    for name, c_value, t_value in zip(c_ts._fields, c_ts, torch_ts):
+    for name, c_value, t_value in zip(c_ts._fields, c_ts, torch_ts, strict=True):
         assert c_value.dtype == t_value.dtype and torch.equal(c_value, t_value), name
 
 

@@ -45,7 +45,7 @@ def test_step_rewards_are_the_scalar_round_rewards(num_players: int, mode: str, 
     got = step_rewards(mode, points, ends, over, scores, sparse=sparse)
     assert got.dtype == torch.float32 and got.shape == (300, num_players)
     expected = [scoring.round_rewards(mode, p, s, o) if e else [0.0] * num_players
-                for p, e, o, s in zip(points.tolist(), ends.tolist(), over.tolist(), scores.tolist())]
+                for p, e, o, s in zip(points.tolist(), ends.tolist(), over.tolist(), scores.tolist(), strict=True)]
     torch.testing.assert_close(got, torch.tensor(expected, dtype=torch.float32), rtol=0, atol=0)
     if mode == "win":  # rounds that ended without ending the game give nothing, the others do
         assert (got[ends & ~over] == 0).all() and (got[over] != 0).any()

@@ -23,7 +23,7 @@ def test_trajectories_hand_computed_case():
     traj.decide(3, seat(1), seat(1), v(0.6))                     # t3: table 1 seat 1, new game
     traj.earn(torch.tensor([[4.0, 4.0], [1.0, 1.0]]), torch.tensor([False, False]))
     rows, seats = traj.open_decisions()
-    assert sorted(zip(rows.tolist(), seats.tolist())) == [(0, 0), (0, 1), (1, 1)]
+    assert sorted(zip(rows.tolist(), seats.tolist(), strict=True)) == [(0, 0), (0, 1), (1, 1)]
     traj.cut(rows, seats, torch.full((3,), 9.0))
     pos = lambda t, b: t * 2 + b  # noqa: E731
     # table 0 seat 0: decided at t0, earned 1 (t0) + 2 (t1) before deciding again at t2, then 4 (t3), cut

@@ -56,7 +56,7 @@ def fit(counts: np.ndarray) -> int:
 
 def scalar(counts: np.ndarray, wilds: np.ndarray, aces_high: bool, needs_natural: bool) -> np.ndarray:
     hands = [[c for c in range(52) for _ in range(row[c])] for row in counts]
-    return np.array([melds.least_penalty(h, int(w), aces_high, needs_natural) for h, w in zip(hands, wilds)])
+    return np.array([melds.least_penalty(h, int(w), aces_high, needs_natural) for h, w in zip(hands, wilds, strict=True)])
 
 
 def check_equal(counts: np.ndarray, wilds: np.ndarray, rules: Rules, backend: str, **kwargs) -> None:
@@ -316,7 +316,7 @@ def test_the_tensor_programs_refuse_by_default_the_hands_they_would_answer_wrong
     with pytest.raises(ValueError, match=r"counts\[\d+\] has 2 of card \d+: counts must be 0..1 \(decks=1"):
         least_penalty(counts_t, wilds_t, Rules(), backend="torch")
     want = torch.tensor([melds.least_penalty([c for c in range(52) for _ in range(int(row[c]))], int(w))
-                         for row, w in zip(counts, wilds)])
+                         for row, w in zip(counts, wilds, strict=True)])
     assert torch.equal(least_penalty(counts_t, wilds_t, Rules(decks=2), backend="torch", max_cards=fit(counts)), want)
 
 

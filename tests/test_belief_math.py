@@ -23,10 +23,10 @@ def brute_force(logits: np.ndarray, copies: np.ndarray, n: int) -> tuple[float, 
     for ks in itertools.product(*[range(copies[c] + 1) for c in types]):
         if sum(ks) != n:
             continue
-        w = math.prod(math.comb(int(copies[c]), k) * math.exp(logits[c] * k) for c, k in zip(types, ks))
+        w = math.prod(math.comb(int(copies[c]), k) * math.exp(logits[c] * k) for c, k in zip(types, ks, strict=True))
         weights += w
         hands[ks] = w
-        for c, k in zip(types, ks):
+        for c, k in zip(types, ks, strict=True):
             mean[c] += w * k
     return math.log(weights), mean / weights, {h: w / weights for h, w in hands.items()}
 

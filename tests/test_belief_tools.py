@@ -73,7 +73,7 @@ def test_a_trained_belief_loads_and_keeps_its_invariants(data_file, belief_file)
     side = json.loads(belief_file.with_suffix(".json").read_text())
     assert side["extra"]["val_bits"] > 0 and len(side["extra"]["epochs"]) >= 1
     label = arrays["label"].reshape(len(arrays["obs"]), rules.num_players - 1, 52)
-    for obs, lab in zip(arrays["obs"][:20], label[:20]):
+    for obs, lab in zip(arrays["obs"][:20], label[:20], strict=True):
         probs = belief.card_probs(obs)
         assert probs.shape == (rules.num_players - 1, 52)
         assert np.allclose(probs.sum(axis=1), lab.sum(axis=1), atol=1e-4)  # each row sums to the unknown count

@@ -106,7 +106,7 @@ def test_checkpoint_agent_plays_legal_moves(tmp_path):
     assert isinstance(agent, CheckpointAgent) and agent.greedy
     obs, masks = sample_positions(2, 30)
     rng = np.random.default_rng(0)
-    for o, m in zip(obs, masks):
+    for o, m in zip(obs, masks, strict=True):
         assert m[agent.act(o, m, rng)] == 1
         assert agent.act(o, m, rng) == agent.act(o, m, rng)  # argmax: deterministic
     sampler = load_agent(path, Rules(), greedy=False)
@@ -125,7 +125,7 @@ def test_shipped_agent(name):
     assert meta["num_players"] == players and meta["evaluation"]
     agent = make_agent(name, Rules(num_players=players))
     obs, masks = sample_positions(players, 5)
-    assert all(m[agent.act(o, m, np.random.default_rng(0))] for o, m in zip(obs, masks))
+    assert all(m[agent.act(o, m, np.random.default_rng(0))] for o, m in zip(obs, masks, strict=True))
     other = 3 if players == 2 else 2
     with pytest.raises(ValueError, match="player count mismatch"):
         make_agent(name, Rules(num_players=other))
@@ -138,7 +138,7 @@ def test_agent_fast_path_matches_the_network(tmp_path):
     with torch.no_grad():
         expected = net(obs, masks)[0].mode().numpy()
     rng = np.random.default_rng(0)
-    assert [agent.act(o, m, rng) for o, m in zip(obs, masks)] == expected.tolist()
+    assert [agent.act(o, m, rng) for o, m in zip(obs, masks, strict=True)] == expected.tolist()
 
 
 # ---------------------------------------------------------------- issue 9: tests that can fail

@@ -301,4 +301,4 @@ def test_imitate_fit_is_the_same_on_cpu_given_as_a_name_or_a_device(tmp_path):
                   epochs=1, batch=8, lr=1e-3, temperature=2.0, validation=0.25, seed=0, log=lambda *_: None)
     a, _ = imitate.fit(data, device="cpu", **common)
     b, _ = imitate.fit(data, device=torch.device("cpu"), **common)
-    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values(), strict=True))

@@ -221,7 +221,7 @@ def test_act_is_act_batch_of_one_row(tmp_path, greedy):
     agent = load_agent(saved(tmp_path), Rules(), greedy=greedy)
     obs, masks = positions(Rules(), 40, seed=5)
     batch = agent.act_batch(obs, masks, [np.random.default_rng(i) for i in range(40)])
-    single = [agent.act(o, m, np.random.default_rng(i)) for i, (o, m) in enumerate(zip(obs, masks))]
+    single = [agent.act(o, m, np.random.default_rng(i)) for i, (o, m) in enumerate(zip(obs, masks, strict=True))]
     assert batch == single
     assert all(masks[i][a] for i, a in enumerate(batch))
     if not greedy:  # each row samples from its own rng, whatever the rows around it

@@ -175,7 +175,7 @@ def test_per_agent_intervals_are_taken_over_deals_not_games() -> None:
         assert agent["mean_score_ci95"][1] - agent["mean_score_ci95"][0] == pytest.approx(2 * half)
         assert agent["win_rate"] == pytest.approx(np.mean(wins[i]))
         assert agent["win_rate_ci95"] == pytest.approx(win_rate_ci(np.array(wins[i])))
-    diff = [a - b for a, b in zip(per_deal[0], per_deal[1])]
+    diff = [a - b for a, b in zip(per_deal[0], per_deal[1], strict=True)]
     pair = report["pairwise"][0]
     assert (pair["a"], pair["b"]) == ("a", "b") and pair["ci95"] == pytest.approx(mean_ci(np.array(diff))[1])
 

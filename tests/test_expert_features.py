@@ -52,7 +52,7 @@ def test_expert_features_follow_the_expert_scores():
     masks = np.stack([p[1] for p in positions])
     planes, scalars = featurize(obs, masks)
     assert planes.shape == (len(obs), NUM_EXPERT_PLANES, 52) and scalars.shape == (len(obs), NUM_EXPERT_SCALARS)
-    for (o, m, action), pl, sc in zip(positions, planes, scalars):
+    for (o, m, action), pl, sc in zip(positions, planes, scalars, strict=True):
         if m[0] and m[1]:
             assert sc[1] == 1.0
             # the expert takes exactly when the feature favours taking (ties: the stock)

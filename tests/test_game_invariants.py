@@ -135,7 +135,7 @@ class Checker:
         assert all(len(h) == record.round_number + 2 for h in record.hands)
         if record.went_out is not None:
             assert least_penalty(record.hands[record.went_out], wild, r.aces_high, r.meld_needs_natural) == 0
-        assert s.scores == [a + b for a, b in zip(scores, points)]
+        assert s.scores == [a + b for a, b in zip(scores, points, strict=True)]
         assert result.game_over == s.game_over == (round_index + 1 == len(r.rounds))
         if not s.game_over:
             assert s.dealer == (dealer + 1) % n == (first_dealer + round_index + 1) % n, "the deal passes left"

@@ -119,7 +119,7 @@ def test_the_go_out_filter_counts_alike_in_both_layouts() -> None:
                                                                  rng.integers(0, 14, 1500))):
             cards = torch.from_numpy(counts).to(torch.uint8).view(-1, 4, 13)
             wild = torch.from_numpy(wilds)
-            for bits, slices in zip(_wilds_needed_bits(cards, wild), _wilds_needed_slices(cards, wild)):
+            for bits, slices in zip(_wilds_needed_bits(cards, wild), _wilds_needed_slices(cards, wild), strict=True):
                 assert torch.equal(bits, slices)
 
 
@@ -168,7 +168,7 @@ def test_melds_completely_is_the_least_penalty_being_zero(backend: str) -> None:
         rules = rules_for(decks, aces_high, natural)
         # the scalar solver, one hand at a time, is the oracle
         want = torch.tensor([melds.least_penalty([c for c in range(52) for _ in range(row[c])], w, aces_high, natural) == 0
-                             for row, w in zip(counts.tolist(), wild.tolist())])
+                             for row, w in zip(counts.tolist(), wild.tolist(), strict=True)])
         got = go_out.melds_completely(counts.to(torch.uint8), wild, rules, backend=backend)
         assert got.dtype == torch.bool and torch.equal(got, want), (decks, aces_high, natural)
         zeros += int(want.sum())

@@ -180,7 +180,7 @@ def test_scores_add_up_over_rounds() -> None:
     first = list(s.scores)
     while not s.game_over:
         apply(s, legal_actions(s)[0])
-    assert s.scores == [a + b for a, b in zip(first, s.round_results[-1].points)]
+    assert s.scores == [a + b for a, b in zip(first, s.round_results[-1].points, strict=True)]
     assert len(s.round_results) == 2
 
 

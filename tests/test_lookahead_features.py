@@ -67,7 +67,7 @@ def test_unseen_weights_count_the_copies_not_in_view(rules):
     obs, _ = positions(rules, 60, seed=4)
     lay = get_layout(n)
     weights = unseen_weights(obs, n, rules.num_decks)
-    for o, w in zip(obs, weights):
+    for o, w in zip(obs, weights, strict=True):
         unseen = _unseen(o, lay, n, rules.num_decks)
         assert w.sum() == pytest.approx(1.0)
         assert np.allclose(w, unseen / unseen.sum())
@@ -89,7 +89,7 @@ def test_features_follow_their_definition():
     planes, scalars = lookahead_features(obs, masks, 2, rules.num_decks)
     weights = unseen_weights(obs, 2, rules.num_decks)
     draw_rows = discard_rows = 0
-    for i, (o, m) in enumerate(zip(obs, masks)):
+    for i, (o, m) in enumerate(zip(obs, masks, strict=True)):
         hand, wild, top = _view(o, lay)
         if top is not None:
             view, legal = sorted(hand + [top]), sorted(set(hand) - {top})

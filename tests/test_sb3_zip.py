@@ -57,8 +57,8 @@ def test_the_agent_plays_sb3s_own_masked_argmax(trained):
     agent = make_agent(str(path), Rules())
     obs, masks = sample_positions(2, 30)
     rng = np.random.default_rng(0)
-    ours = [agent.act(o, m, rng) for o, m in zip(obs, masks)]
-    theirs = [int(model.predict(o, action_masks=m.astype(bool), deterministic=True)[0]) for o, m in zip(obs, masks)]
+    ours = [agent.act(o, m, rng) for o, m in zip(obs, masks, strict=True)]
+    theirs = [int(model.predict(o, action_masks=m.astype(bool), deterministic=True)[0]) for o, m in zip(obs, masks, strict=True)]
     assert ours == theirs
     assert all(masks[i][a] for i, a in enumerate(ours))
 
@@ -71,7 +71,7 @@ def test_export_writes_our_checkpoint_with_the_same_policy(trained, tmp_path, ca
     assert meta["training_steps"] == model.num_timesteps and "rules_assumed" in meta["extra"]
     net, _ = load_checkpoint(out, num_players=2)
     direct, _ = read_sb3_zip(path)
-    assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(), direct.state_dict().values()))
+    assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(), direct.state_dict().values(), strict=True))
     with pytest.raises(SystemExit) as info:
         export_main([str(path), str(out)])
     assert info.value.code == 2 and "give --overwrite" in capsys.readouterr().err

@@ -18,10 +18,10 @@ def test_array_forms_match_the_list_forms():
     rng = np.random.default_rng(0)
     points = rng.integers(0, 60, size=(5, 3))
     arr = scoring.relative_rewards(points)
-    for row, want in zip(arr, points):
+    for row, want in zip(arr, points, strict=True):
         assert list(row) == scoring.relative_rewards(list(map(int, want)))
     ret = scoring.relative_returns(points)
-    for row, want in zip(ret, points):
+    for row, want in zip(ret, points, strict=True):
         assert list(row) == scoring.relative_returns(list(map(int, want)))
     assert list(scoring.penalty_rewards(points[0])) == scoring.penalty_rewards(list(map(int, points[0])))
 

@@ -35,7 +35,7 @@ def _readme_option_table() -> dict[str, str]:
     out = {}
     for row in table.splitlines()[2:]:
         names, defaults = [cell.strip() for cell in row.strip("|").split("|")][:2]
-        for name, default in zip(re.findall(r"`(\w+)`", names), [d.strip() for d in defaults.split(",")]):
+        for name, default in zip(re.findall(r"`(\w+)`", names), [d.strip() for d in defaults.split(",")], strict=True):
             out[name] = default.strip("`")
     return out
 

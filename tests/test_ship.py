@@ -54,7 +54,7 @@ def test_ship_records_the_evaluations_and_loads_as_the_same_agent(tmp_path):
     a, b = make_agent(str(path), rules), make_agent(str(shipped), rules)
     obs, masks = sample_positions(3, 20)
     rng = np.random.default_rng(0)
-    assert [a.act(o, m, rng) for o, m in zip(obs, masks)] == [b.act(o, m, rng) for o, m in zip(obs, masks)]
+    assert [a.act(o, m, rng) for o, m in zip(obs, masks, strict=True)] == [b.act(o, m, rng) for o, m in zip(obs, masks, strict=True)]
 
 
 def test_ship_refuses_what_is_not_an_evaluation_report(tmp_path, capsys):

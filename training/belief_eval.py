@@ -144,7 +144,7 @@ def plot_calibration(results: dict, path: Path) -> None:
 
     counts = sorted(results)
     fig, axes = plt.subplots(1, len(counts), figsize=(4.2 * len(counts), 4.2), squeeze=False)
-    for ax, n in zip(axes[0], counts):
+    for ax, n in zip(axes[0], counts, strict=True):
         for name, style in (("model", "o-"), ("tilt", "s--")):
             pairs = [r["calibration"][name] for r in results[n].values() if name in r.get("calibration", {})]
             if not pairs:
@@ -211,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     rng = np.random.default_rng(args.seed)
     results: dict[int, dict] = {}
     t0 = time.perf_counter()
-    for n, belief in zip(args.players, beliefs):
+    for n, belief in zip(args.players, beliefs, strict=True):
         rules = Rules(num_players=n)
         sources = []
         if args.data:

@@ -271,7 +271,8 @@ def draw_curves(history: list[dict[str, Any]], chunks: list[dict[str, Any]], nam
             means = [pts[i][2] for i in keep]
             cis = [pts[i][3] for i in keep]
             ax.plot(xs, means, marker="o", label=f"vs {name}")
-            ax.fill_between(xs, [m - c for m, c in zip(means, cis)], [m + c for m, c in zip(means, cis)], alpha=0.2)
+            ax.fill_between(xs, [m - c for m, c in zip(means, cis, strict=True)],
+                            [m + c for m, c in zip(means, cis, strict=True)], alpha=0.2)
     for ax, label in ((axes[0], "learner steps (millions)"), (axes[1], "wall time of the chunks (hours)")):
         ax.axhline(0.0, color="grey", lw=0.8)
         ax.set_xlabel(label)

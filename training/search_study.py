@@ -52,7 +52,7 @@ def study(agent, arrays: dict[str, np.ndarray], positions: np.ndarray, seed: int
         t0 = time.perf_counter()
         move = int(agent.act(obs, mask, np.random.default_rng([seed, int(i)])))
         seconds += time.perf_counter() - t0
-        valued = {int(c): float(v) for c, v in zip(cands, q) if c >= 0}
+        valued = {int(c): float(v) for c, v in zip(cands, q, strict=True) if c >= 0}
         search = getattr(agent, "last_search", None) or {}
         for a, adv in (search.get("advantage") or {}).items():
             if int(a) in valued and search.get("candidates", [None])[0] == int(cands[0]):

@@ -166,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
         rules = Rules.from_dict(parts[0][1]["rules"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         parser.error(f"--data: {exc}")
-    for path, (_, meta) in zip(args.data[1:], parts[1:]):
+    for path, (_, meta) in zip(args.data[1:], parts[1:], strict=True):
         if meta["rules"] != parts[0][1]["rules"]:
             parser.error(f"--data {path}: made under other rules than {args.data[0]}: give files of one rule set")
     arrays = {k: np.concatenate([a[k] for a, _ in parts]) for k in belief_data.ARRAYS}

@@ -166,7 +166,7 @@ def rounds_arg(text: str) -> tuple[int, ...]:
         if not 1 <= first <= last <= 11:
             raise argparse.ArgumentTypeError(f"{text!r} is not allowed: {forms}")
         rounds += range(first, last + 1)
-    if any(b <= a for a, b in zip(rounds, rounds[1:])):
+    if any(b <= a for a, b in zip(rounds, rounds[1:], strict=False)):
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed: the rounds must be strictly increasing ({forms})")
     return tuple(rounds)
 

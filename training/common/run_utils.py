@@ -188,7 +188,7 @@ def plot_learning_curve(history: Sequence[dict[str, Any]], path: str | Path) -> 
     for name in names:
         pts = [(h["step"], r["score_diff"], r["ci95"]) for h in history for r in h["results"]
                if r["opponent"] == name]
-        steps, means, cis = (np.array(v, dtype=float) for v in zip(*pts))
+        steps, means, cis = (np.array(v, dtype=float) for v in zip(*pts, strict=True))
         ax.plot(steps, means, marker="o", label=f"vs {name}")
         ax.fill_between(steps, means - np.nan_to_num(cis), means + np.nan_to_num(cis), alpha=0.2)
     ax.axhline(0.0, color="grey", lw=0.8)

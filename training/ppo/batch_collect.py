@@ -181,7 +181,7 @@ class BatchTables:
         if bool(over.any()):
             done = plays & over.unsqueeze(1)
             kinds = self.kind.unsqueeze(1).expand_as(done)[done].tolist()
-            for kind, value in zip(kinds, self.game_return[done].tolist()):
+            for kind, value in zip(kinds, self.game_return[done].tolist(), strict=True):
                 self.finished[TABLE_KINDS[kind]].append(value)
             self.game_return[over] = 0.0
             self._draw_seats(over)

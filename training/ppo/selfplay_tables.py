@@ -103,7 +103,7 @@ class SelfPlay:
                 with torch.no_grad():
                     actions, _, _, _ = self.pool[k].get_action_and_value(
                         np.stack([o["observation"] for o in obs]), np.stack([o["action_mask"] for o in obs]))
-                for t, a in zip(group, actions.tolist()):
+                for t, a in zip(group, actions.tolist(), strict=True):
                     t.play(a)
 
     def _end_game(self, t: Table, buf: "Buffer") -> None:
@@ -123,14 +123,14 @@ class SelfPlay:
         while True:
             self._advance(buf)
             agents = [t.env.agent_selection for t in self.tables]
-            obs = [t.env.observe(a) for t, a in zip(self.tables, agents)]
+            obs = [t.env.observe(a) for t, a in zip(self.tables, agents, strict=True)]
             masks = np.stack([o["action_mask"] for o in obs])
             x = net.preprocess(np.stack([o["observation"] for o in obs]), masks)
             with torch.no_grad():
                 action, logprob, _, value = net.get_action_and_value(x, masks)
             action, logprob, value_np = action.cpu(), logprob.cpu(), value.cpu().numpy()
             prev = []
-            for i, (t, agent) in enumerate(zip(self.tables, agents)):
+            for i, (t, agent) in enumerate(zip(self.tables, agents, strict=True)):
                 seat = int(agent[7:])
                 reward = t.env._cumulative_rewards[agent] - t.consumed[seat]
                 t.game_return[seat] += reward
@@ -188,7 +188,7 @@ class SelfPlay:
             net = copy.deepcopy(self.net)
             net.load_state_dict(weights)
             self.pool.append(net.eval())
-        for i, (t, saved) in enumerate(zip(self.tables, state["tables"])):
+        for i, (t, saved) in enumerate(zip(self.tables, state["tables"], strict=True)):
             t.seed, t.actions = int(saved["seed"]), []
             t.env.reset(seed=t.seed)
             for a in saved["actions"]:

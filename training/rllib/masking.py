@@ -94,7 +94,7 @@ class FixedAgentModule(RLModule):
 
     def _forward_inference(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         obs, mask = (x.cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x) for x in _split(batch))
-        actions = [int(self.agent.act(o, m, self._rng)) for o, m in zip(obs, mask)]
+        actions = [int(self.agent.act(o, m, self._rng)) for o, m in zip(obs, mask, strict=True)]
         return {Columns.ACTIONS: np.asarray(actions, dtype=np.int64)}
 
     def _forward_exploration(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:

@@ -222,7 +222,7 @@ class ExpertAgent:
         pool = [c for key, c in ranked if key[0] <= best_p + self.margin][:self.candidates]
         # the candidates' hand values in one solver call (the hands share all but one card)
         values = self.hand_values([without(hand, c) for c in pool], ctx)
-        return [(c, v + ctx.feed[c]) for c, (v, _, _) in zip(pool, values)]
+        return [(c, v + ctx.feed[c]) for c, (v, _, _) in zip(pool, values, strict=True)]
 
     def _choose_discard(self, hand: list[int], legal: Sequence[int], ctx: _Context,
                         final: bool) -> tuple[int, float]:

@@ -90,9 +90,9 @@ def _suit_options(ages: tuple[int, ...], others: int, per_suit: int, max_lanes: 
     """(new ages, naturals taken, wilds used) for every move of one suit's lanes at one slot."""
     out = set()
     for acts in itertools.product((0, 1, 2), repeat=len(ages)):  # 0 ends, 1 natural, 2 wild
-        kept = [min(a + 1, 3) for a, act in zip(ages, acts) if act]
+        kept = [min(a + 1, 3) for a, act in zip(ages, acts, strict=True) if act]
         naturals = acts.count(1)
-        wilds = acts.count(2) + sum(max(0, 3 - a) for a, act in zip(ages, acts) if act == 0)
+        wilds = acts.count(2) + sum(max(0, 3 - a) for a, act in zip(ages, acts, strict=True) if act == 0)
         for new in range(per_suit - len(kept) + 1):
             if others + len(kept) + new > max_lanes:
                 break

@@ -356,7 +356,7 @@ def _end_round(state: GameState) -> RoundRecord:
     record = RoundRecord(round_number=state.round_number, dealer=state.dealer, went_out=state.went_out,
                          hands=[list(h) for h in state.hands], points=points, turns=state.turn)
     state.round_results.append(record)
-    state.scores = [s + p for s, p in zip(state.scores, points)]
+    state.scores = [s + p for s, p in zip(state.scores, points, strict=True)]
     if state.round_index + 1 >= len(state.rules.rounds):
         state.game_over = True
         return record

@@ -136,7 +136,7 @@ class _Search:
             if need <= w:
                 child = list(rem)
                 members: list[int] = []
-                for t, k in zip([t0] + others, pick):
+                for t, k in zip([t0] + others, pick, strict=True):
                     child[t] -= k
                     members += [t] * k
                 yield 0, ("set", members, need), tuple(child), w - need, num_wilds
@@ -220,7 +220,7 @@ def draw_gains(hands: Iterable[Iterable[int]], weights: Iterable[float], wild_ra
     masks = [ALL_DRAWS] * len(held) if draws is None else check_draws(draws, len(held))
     aces_high, meld_needs_natural = bool(aces_high), bool(meld_needs_natural)
     out = []
-    for cards, mask in zip(held, masks):
+    for cards, mask in zip(held, masks, strict=True):
         search = _Search(cards, wild, aces_high, meld_needs_natural)
         penalty = search.best(search.start, search.num_wilds, 0)
         if penalty == 0:
@@ -228,7 +228,7 @@ def draw_gains(hands: Iterable[Iterable[int]], weights: Iterable[float], wild_ra
             continue
         drawn = [u for u in range(52) if mask >> u & 1 and not chances[u] <= 0.0]
         gain = 0.0
-        for u, a in zip(drawn, _after_draw_values(cards, drawn, wild, aces_high, meld_needs_natural)):
+        for u, a in zip(drawn, _after_draw_values(cards, drawn, wild, aces_high, meld_needs_natural), strict=True):
             if a < penalty:
                 gain += chances[u] * (penalty - a + (bonus if a == 0 else 0.0))
         out.append((penalty, gain))
@@ -340,7 +340,7 @@ def _place_leftover_wilds(melds, kinds, spare, dead, meld_needs_natural, top_slo
     """
     if not spare:
         return
-    sets = [m for m, k in zip(melds, kinds) if k == "set"]
+    sets = [m for m, k in zip(melds, kinds, strict=True) if k == "set"]
     if sets:
         sets[0].extend(reversed(spare))
         spare.clear()

@@ -100,7 +100,7 @@ class Rules:
         rounds = tuple(self.rounds)
         for r in rounds:
             _check_int("rounds", r, 1, 11, whole=rounds)
-        if any(b <= a for a, b in zip(rounds, rounds[1:])):
+        if any(b <= a for a, b in zip(rounds, rounds[1:], strict=False)):
             raise ValueError(f"rounds={list(rounds)!r} is not allowed: it must be strictly increasing")
         object.__setattr__(self, "rounds", rounds)
         if self.aces not in ACES_OPTIONS:

@@ -210,10 +210,10 @@ def _side_by_side(agents: Sequence[Agent], rules: Rules, seed: int, deals: Itera
                 if len(actions) != len(group):
                     raise RuntimeError(f"agent {getattr(agent, 'name', agent)!r} returned {len(actions)} actions "
                                        f"from act_batch for {len(group)} observations: give one per observation")
-                for (t, i), mask, action in zip(group, masks, actions):
+                for (t, i), mask, action in zip(group, masks, actions, strict=True):
                     t.play(agent, i, action, mask, share)
                 continue
-            for (t, i), obs, mask in zip(group, observations, masks):
+            for (t, i), obs, mask in zip(group, observations, masks, strict=True):
                 t0 = time.perf_counter()
                 action = agent.act(obs, mask, t.rngs[i])
                 t.play(agent, i, action, mask, time.perf_counter() - t0)

@@ -208,7 +208,7 @@ def plot_scores(deals: list, names: Sequence[str], path: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    for name, scores in zip(names, score_lists(deals, len(names))):
+    for name, scores in zip(names, score_lists(deals, len(names)), strict=True):
         ax.hist(scores, bins=40, alpha=0.5, label=name)
     ax.set_xlabel("final score (lower is better)")
     ax.set_ylabel("games")

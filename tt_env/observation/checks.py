@@ -208,7 +208,7 @@ def _quotient(value: float, scale: float, high: int) -> int | None:
 def _scaled_ints(values: list[float], limits: _Limits) -> list[int]:
     """The whole numbers encode wrote as ``values`` (the entries from ``hand_sizes`` on)."""
     ks = [table.get(v) if table is not None else _quotient(v, scale, high)
-          for v, (_, scale, high, table) in zip(values, limits.scalars)]
+          for v, (_, scale, high, table) in zip(values, limits.scalars, strict=True)]
     if None in ks:
         i = ks.index(None)
         name, scale, high, _ = limits.scalars[i]

@@ -64,7 +64,7 @@ def _views(pieces: list[tuple[str, tuple[int, ...]]]) -> tuple[np.ndarray, dict[
     sizes = [int(np.prod(shape)) for _, shape in pieces]
     tensor = np.zeros(sum(sizes), np.float32)
     views, start = {}, 0
-    for (name, shape), size in zip(pieces, sizes):
+    for (name, shape), size in zip(pieces, sizes, strict=True):
         views[name] = tensor[start:start + size].reshape(shape)
         start += size
     return tensor, views
@@ -168,10 +168,10 @@ class InfoStateObserver:
         if d.source:
             mine = (player - s.dealer - 1) % n  # this player's turns are mine, mine + n, ...
             drawn = ["take " + _NAMES[c] if src else ("stock " + _NAMES[c] if t % n == mine and c >= 0 else "stock ?")
-                     for t, (src, c) in enumerate(zip(d.source, d.drawn))]
+                     for t, (src, c) in enumerate(zip(d.source, d.drawn, strict=True))]
             seats = [str((s.dealer + 1 + t) % n) for t in range(n)]
             parts.append(" / ".join([f"{seats[t % n]}:{move}, {_NAMES[x]}" if x >= 0 else f"{seats[t % n]}:{move}"
-                                     for t, (move, x) in enumerate(zip(drawn, d.discarded))]))
+                                     for t, (move, x) in enumerate(zip(drawn, d.discarded, strict=True))]))
         if s.went_out is not None:
             parts.append(f"out: {s.went_out} ({cards_str(sorted(s.hands[s.went_out]))})")
         parts.append(f"hand: {cards_str(sorted(s.hands[player]))}")

@@ -73,20 +73,20 @@ def _sample(data: StateData, player: int, rng: np.random.Generator) -> StateData
     unused: dict[int, list[tuple]] = {}
     for (q, k), group in entries.items():
         free = list(group)
-        for (_, turn, card) in (e for e, seg in zip(exits, choice) if e[0] == q and seg == k):
+        for (_, turn, card) in (e for e, seg in zip(exits, choice, strict=True) if e[0] == q and seg == k):
             usable = [i for i, entry in enumerate(free) if entry[0] <= turn]
             entry = free.pop(usable[int(rng.integers(len(usable)))])
             _write(new, entry, card)
         unused.setdefault(k, []).extend(free)
     for k, pool in enumerate(pools):
-        left = pool - Counter(e[2] for e, seg in zip(exits, choice) if seg == k)
+        left = pool - Counter(e[2] for e, seg in zip(exits, choice, strict=True) if seg == k)
         cards = list(left.elements())
         cards = [cards[i] for i in rng.permutation(len(cards))]
         slots = unused.get(k, [])
         last = k == len(pools) - 1
         if len(cards) != len(slots) + (len(state.stock) if last else 0):  # pragma: no cover - a bug
             raise RuntimeError(f"resampling: segment {k} has {len(cards)} cards for {len(slots)} entries")
-        for entry, card in zip(slots, cards):
+        for entry, card in zip(slots, cards, strict=False):
             _write(new, entry, card)
             hidden[entry[1]].append(card)
         if last:

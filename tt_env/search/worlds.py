@@ -263,7 +263,7 @@ def tilt_hidden_hand(state: game.GameState, seat: int, strength: float, steps: i
     picks = rng.integers(len(stock), size=steps)
     coins = rng.random(steps)
     weights = None if log_weights is None else np.asarray(log_weights, dtype=np.float64).tolist()
-    for i, j, u in zip(slots.tolist(), picks.tolist(), coins.tolist()):
+    for i, j, u in zip(slots.tolist(), picks.tolist(), coins.tolist(), strict=True):
         i = free[i]
         hand[i], stock[j] = stock[j], hand[i]
         new = least_penalty(hand, wild, aces_high, natural)
