@@ -28,16 +28,24 @@ def test_a_32_bit_seed_is_its_own_fold(seed):
 
 @pytest.mark.parametrize("low,high", [(0, 1), (7, 3), (MASK32, MASK32), (123456789, 2 ** 31 + 5)])
 def test_a_64_bit_seed_folds_both_halves(low, high):
-    """The low word first, then each higher word mixed in (FNV's prime): games of seeds that
-    differ only above bit 32 differ, and every version plays the same games for a seed."""
+    """The low word first, then each higher word mixed in after a hash of the fold so far: games
+    of seeds that differ only above bit 32 differ, and every version plays the same games for a seed."""
     seed = high << 32 | low
-    assert seed_words(seed) == ((low * 0x01000193) ^ high) & MASK32
-    assert seed_words(seed) != seed_words(low) or high == 0
+    assert seed_words(seed) == int(mix32(torch.tensor(low + 0x1E3779B1))) ^ high
+    assert seed_words(seed) != seed_words(low)
+
+
+def test_high_words_do_not_deal_the_games_of_small_seeds():
+    """``k << 32`` (and ``worker << 32 | base``) is not seed ``k``'s fold, nor any small seed's."""
+    small = {seed_words(k) for k in range(4096)}
+    assert not small & {seed_words(k << 32) for k in range(1, 4096)}
+    assert not small & {seed_words(k << 64) for k in range(1, 4096)}
+    assert len({seed_words(w << 32 | b) for w in range(64) for b in range(64)}) == 64 * 64
 
 
 def test_seeds_that_are_not_non_negative_ints_are_refused():
-    for bad in (-1, 1.5, True, "3", np.int64(-2), np.bool_(True), np.float64(3.0)):
-        with pytest.raises(ValueError, match="non-negative int"):
+    for bad in (-1, 1.5, True, "3", np.int64(-2), np.bool_(True), np.float64(3.0), None):
+        with pytest.raises(ValueError, match=r"is not allowed: use an int >= 0$"):
             seed_words(bad)  # type: ignore[arg-type]
 
 

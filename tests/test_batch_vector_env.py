@@ -21,12 +21,14 @@ def test_make_vec_builds_the_batched_env() -> None:
     assert env.observation_space.contains(obs)
 
 
-@pytest.mark.parametrize("players,seat", [(2, 0), (3, "rotate"), (4, "random")])
-def test_observations_are_the_learners_and_returns_add_up(players: int, seat) -> None:
+@pytest.mark.parametrize("players,seat,turns", [(2, 0, 200), (3, "rotate", 200), (4, "random", 200), (2, 0, 1),
+                                                (3, "rotate", 2)])
+def test_observations_are_the_learners_and_returns_add_up(players: int, seat, turns: int) -> None:
     """Each observation is the learner's view of its table; an episode's rewards add up to the
-    relative score of its final totals (rewards earned between episodes are carried over)."""
+    relative score of its final totals (rewards earned between episodes are carried over, and so
+    are those of rounds that tiny turn limits end before the learner's first move)."""
     env = ThreeThirteenVectorEnv(num_envs=6, opponents="greedy-v0", seat=seat, num_players=players,
-                                 rounds=(1, 2), seed=3)
+                                 rounds=(1, 2), max_turns_per_round=turns, seed=3)
     obs, info = env.reset(seed=1)
     rng = np.random.default_rng(0)
     returns = np.zeros(6)
@@ -257,3 +259,48 @@ def test_a_single_table_is_a_vector_env_too() -> None:
     env = ThreeThirteenVectorEnv(num_envs=1, seed=0)
     obs, info = env.reset(seed=0)
     assert obs.shape == (1, 294) and info["action_mask"].shape == (1, 54)
+
+
+def _played(env, seed: int | None, steps: int = 30) -> tuple[np.ndarray, np.ndarray]:
+    """The observations and learner seats of ``steps`` first-legal-action steps after ``reset(seed=seed)``."""
+    obs, info = env.reset(seed=seed)
+    seen, seats = [obs.copy()], [info["seat"].copy()]
+    for _ in range(steps):
+        obs, *_, info = env.step(info["action_mask"].argmax(axis=1))
+        seen.append(obs.copy())
+        seats.append(info["seat"].copy())
+    return np.stack(seen), np.stack(seats)
+
+
+def test_reset_with_a_seed_replays_the_episodes_opponents_and_seats_too() -> None:
+    """``reset(seed=s)`` plays the same episodes again, whatever came before, in this env or a new
+    one: the opponents' draws (random-v0, a sampling network) and the random seats restart too."""
+    from tt_env.batch.agents import BatchNetwork
+
+    def sampling(obs, mask):  # type: ignore[no-untyped-def]
+        return torch.zeros(mask.shape, dtype=torch.float32)
+
+    def build(seed: int) -> ThreeThirteenVectorEnv:
+        return ThreeThirteenVectorEnv(num_envs=8, opponents=["random-v0", BatchNetwork(sampling, greedy=False)],
+                                      seat="random", num_players=3, rounds=(1, 2), seed=seed)
+
+    env = build(0)
+    first = _played(env, 5)
+    again = _played(env, 5)
+    fresh = _played(build(9), 5)
+    for a, b, c in zip(first, again, fresh, strict=True):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
+    assert not np.array_equal(first[0], _played(env, 6)[0])
+
+
+def test_random_seats_are_drawn_per_table_whatever_the_batch_s_size() -> None:
+    """Table ``i``'s learner seats (episode after episode) do not depend on how many tables there are."""
+    def seats(num_envs: int) -> np.ndarray:
+        env = ThreeThirteenVectorEnv(num_envs=num_envs, opponents="greedy-v0", seat="random", num_players=4,
+                                     rounds=(1,), seed=2)
+        return _played(env, None, steps=60)[1][:, 0]
+
+    one, four = seats(1), seats(4)
+    assert len(set(one.tolist())) > 1  # several episodes, several seats
+    np.testing.assert_array_equal(one, four)

@@ -169,6 +169,11 @@ class BatchRandom:
     def __repr__(self) -> str:
         return f"BatchRandom(seed={self.seed}, device={str(self.generator.device)!r})"
 
+    def reseed(self, seed: int) -> None:
+        """Restart the draws as from ``BatchRandom(seed=seed)`` (the vector env's ``reset(seed=)``)."""
+        self.seed = agent_seed(seed)
+        self.generator.manual_seed(self.seed)
+
     def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
         """The ``u``-th legal action of each row, ``u`` uniform below its count (one draw per row)."""
         checked_rows(observation, action_mask, None)
@@ -214,6 +219,11 @@ class BatchNetwork:
 
     def __repr__(self) -> str:
         return f"BatchNetwork(name={self.name!r}, greedy={self.greedy}, seed={self.seed})"
+
+    def reseed(self, seed: int) -> None:
+        """Restart the samples as from ``seed`` (the vector env's ``reset(seed=)``; greedy: no draws)."""
+        self.seed = agent_seed(seed)
+        self.generator = None
 
     @torch.inference_mode()
     def act(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:

@@ -30,17 +30,19 @@ def mix32(x: torch.Tensor) -> torch.Tensor:
 
 
 def seed_words(seed: int) -> int:
-    """A non-negative int ``seed`` (numpy's too) folded to 32 bits (both halves of a 64-bit seed count)."""
+    """A non-negative int ``seed`` (numpy's too) folded to 32 bits: a seed below 2**32 is itself;
+    each higher 32-bit word is mixed in after a hash of the words below it, so that seeds such
+    as ``k << 32`` or ``worker << 32 | base`` do not deal the games of small seeds."""
     if isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_)):
         seed = int(seed)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed={seed!r} is not allowed: use a non-negative int (or None for a fresh one)")
-    folded = 0
-    while True:
-        folded = (folded * 0x01000193 ^ (seed & MASK32)) & MASK32
+        raise ValueError(f"seed={seed!r} is not allowed: use an int >= 0")
+    folded = seed & MASK32
+    seed >>= 32
+    while seed:
+        folded = mix32(folded + _GOLDEN) ^ (seed & MASK32)
         seed >>= 32
-        if not seed:
-            return folded
+    return folded
 
 
 def stream_base(seed32: int, tables: torch.Tensor, counters: torch.Tensor) -> torch.Tensor:

@@ -33,11 +33,14 @@ from ..three_thirteen_v0 import rules_from_kwargs
 from .agents import BatchAgent, make_batch_agent
 from .devices import checked_device
 from .game import BatchGame, TimeStep
+from .random_keys import seed_words, stream_base, uniform_below
 from .step_inputs import checked_actions
 
 SEAT_MODES = ("rotate", "random")
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
 ILLEGAL_ACTION_REWARD = -1.0
+_SEAT_SALT = 0x2545F491
+"""Salt of the learner's seat draw (``seat="random"``; ``random_keys.uniform_below``)."""
 VECTOR_ENV_ARGUMENTS = "num_envs, opponents, seat, illegal_action, reward_mode, num_players, device, seed, rules"
 """The keyword arguments besides the rule options (named when one is unknown)."""
 
@@ -115,7 +118,8 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         self.single_action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
         self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, num_envs)
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, num_envs)
-        self._seat_rng = np.random.default_rng(seed)
+        self._seat_seed32 = seed_words(seed)
+        self._rows = torch.arange(num_envs, device=self.device)
         self._episodes = torch.zeros(num_envs, dtype=torch.int64, device=self.device)
         self.seat = torch.zeros(num_envs, dtype=torch.int64, device=self.device)
         self.final_seat = torch.zeros(num_envs, dtype=torch.int64, device=self.device)
@@ -126,15 +130,21 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         seed = checked_seed(seed)
-        if seed is not None:
-            self._seat_rng = np.random.default_rng(seed)
+        if seed is not None:  # the same episodes again: the seats' draws and the opponents' restart
+            self._seat_seed32 = seed_words(seed)
             self._episodes.zero_()
+            for k, agent in enumerate(self.opponents):
+                if hasattr(agent, "reseed"):
+                    agent.reseed(seed + k)
         every = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         self._start_episodes(every)
         ts = self.game.reset(seed=seed)
         info = self._blank_info()
-        ts, pending = self._play_opponents(ts, info, torch.zeros(self.num_envs, dtype=torch.bool, device=self.device))
-        self._pending = pending
+        # rewards earned before the learner's first move (only possible with tiny turn limits), as tt_env.gym_env
+        before = torch.zeros(self.num_envs, device=self.device)
+        ts, pending = self._play_opponents(ts, info, torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
+                                           before)
+        self._pending = before + pending
         return self._out_obs(ts, info)
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict]:
@@ -152,7 +162,7 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
                 raise ValueError(f"illegal action {int(acts[i])} at table {i}: legal actions are "
                                  f"{self._mask[i].nonzero().flatten().tolist()}")  # host: raising
             info["illegal_action"] = self._array(illegal)
-        rows = torch.arange(self.num_envs, device=self.device)
+        rows = self._rows
         ts = self.game.step(torch.where(legal, acts, 0), active=legal, final_seat=self.seat)
         reward += ts.rewards[rows, self.seat]
         self._events(ts, info, torch.zeros_like(ts.game_over))
@@ -189,7 +199,8 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         if self.seat_mode == "rotate":
             self.seat = torch.where(mask, self._episodes % n, self.seat)
         elif self.seat_mode == "random":
-            drawn = torch.as_tensor(self._seat_rng.integers(n, size=self.num_envs), device=self.device)
+            # per table from (seed, table, episode): the same seats whatever the batch's size
+            drawn = uniform_below(stream_base(self._seat_seed32, self._rows, self._episodes), n, _SEAT_SALT)
             self.seat = torch.where(mask, drawn, self.seat)
         else:
             self.seat = torch.full_like(self.seat, int(self.seat_mode))
@@ -204,7 +215,7 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         episode's pending reward; a game that ends during these moves sets ``done`` and its
         learner's ``final_obs``."""
         n = self.rules.num_players
-        rows = torch.arange(self.num_envs, device=self.device)
+        rows = self._rows
         pending = torch.zeros(self.num_envs, device=self.device)
         reward = torch.zeros(self.num_envs, device=self.device) if reward is None else reward
         while True:
