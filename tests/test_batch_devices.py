@@ -1,7 +1,8 @@
 """A device the batched engine cannot use is refused up front, by name, with what is allowed,
 by the engine and by every wrapper and agent that takes a ``device`` (tt_env/batch/devices.py);
-a step's inputs land on the engine's device after one host read at most, and unchecked final
-seats stay in range (tt_env/batch/step_inputs.py); the engine and its agents show what they are."""
+a step's inputs land on the engine's device after one host read at most, and unchecked, illegal
+actions play the first legal one and final seats stay in range (tt_env/batch/step_inputs.py); the
+engine and its agents show what they are."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tt_env.batch import BatchGame
 from tt_env.batch.agents import BatchRandom, make_batch_agent
 from tt_env.batch.devices import checked_device
 from tt_env.batch.step_inputs import checked_actions, checked_active, checked_final_seats, table_mask
+from tt_env.engine.game import NUM_ACTIONS
 from tt_env.engine.rules import Rules
 
 MALFORMED = "is not allowed: use 'cpu', 'cuda' or 'cuda:K'"
@@ -127,6 +129,66 @@ def test_unchecked_final_seats_are_kept_in_range(kernels: str) -> None:
         assert torch.equal(ts.final_observation, clamped.final_observation)
         finished += int(ts.game_over.sum())
     assert finished > 0
+
+
+@pytest.mark.parametrize("path", ["cpu", "every-row"])
+def test_unchecked_illegal_actions_play_the_first_legal_one(path: str) -> None:
+    """With check_actions=False an illegal action (out of range, or masked off: a discard's id
+    while drawing, a card not held) plays its table's first legal action: the games equal
+    checked ones given those actions, and every table keeps its whole shoe."""
+    rules = Rules(num_players=3, rounds=[1, 2], max_turns_per_round=40)
+    unchecked, checked = (BatchGame(rules, 16, seed=5, check_actions=check) for check in (False, True))
+    if path == "every-row":  # a GPU's code, on this CPU (the C solver: the tensor program is slow here)
+        for game in (unchecked, checked):
+            game._sparse, game._outputs, game._kernel_backend = False, None, "torch"
+    agent = BatchRandom(rules, seed=1)
+    gen = torch.Generator().manual_seed(2)
+    ts = unchecked.reset()
+    checked.reset()
+    replaced = 0
+    for _ in range(150):
+        actions = agent.act(ts.observation, ts.action_mask)
+        junk = torch.randint(-3, NUM_ACTIONS + 3, (16,), generator=gen)
+        actions = torch.where(torch.rand(16, generator=gen) < 0.3, junk, actions)
+        legal = ((actions >= 0) & (actions < NUM_ACTIONS)
+                 & ts.action_mask.gather(1, actions.clamp(0, NUM_ACTIONS - 1).unsqueeze(1)).squeeze(1))
+        first = ts.action_mask.to(torch.uint8).argmax(dim=1)
+        replaced += int((~legal).sum())
+        ts = unchecked.step(actions)
+        want = checked.step(torch.where(legal, actions, first))
+        assert torch.equal(ts.observation, want.observation) and torch.equal(ts.scores, want.scores)
+        for i in range(16):
+            state = unchecked.to_game_state(i)
+            held = sum(len(h) for h in state.hands) + len(state.stock) + len(state.discard_pile)
+            assert held == rules.num_cards, f"table {i} holds {held} cards of {rules.num_cards}"
+    assert replaced > 100
+
+
+@pytest.mark.parametrize("flag", ["autoreset", "check_actions", "cuda_graphs"])
+def test_flags_are_bools_not_strings_that_read_true(flag: str) -> None:
+    for bad in ("false", "no", 0, None):
+        with pytest.raises(ValueError, match=rf"{flag}={bad!r} is not allowed: use True or False"):
+            BatchGame(Rules(), 2, **{flag: bad})
+    assert getattr(BatchGame(Rules(), 2, **{flag: np.bool_(False)}), flag, False) is False
+
+
+def test_a_finished_game_loads_only_where_it_may_stay_finished() -> None:
+    """With autoreset=True a finished table would never restart (auto-reset deals at a game's last
+    step): loading one is refused by name; with autoreset=False it loads, finished, with no legal move."""
+    rules = Rules(rounds=[1])
+    game = BatchGame(rules, 1, seed=1, autoreset=False)
+    ts, agent = game.reset(), BatchRandom(rules, seed=0)
+    while not bool(ts.game_over[0]):
+        ts = game.step(agent.act(ts.observation, ts.action_mask))
+    other = BatchGame(rules, 1, seed=2)
+    other.reset()
+    finished, playing = game.to_game_state(0), other.to_game_state(0)
+    with pytest.raises(ValueError, match=r"states\[1\] is a finished game, which a batch with autoreset=True never "
+                                         r"holds: load it into BatchGame\(\.\.\., autoreset=False\)"):
+        BatchGame(rules, 2).from_game_states([playing, finished])
+    keeper = BatchGame(rules, 1, autoreset=False)
+    loaded = keeper.from_game_states([finished])
+    assert bool(keeper.state.game_over[0]) and not bool(loaded.action_mask.any())
 
 
 def test_the_engine_and_its_agents_show_what_they_are() -> None:

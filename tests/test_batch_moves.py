@@ -89,7 +89,7 @@ def test_partial_steps_and_unchecked_actions_match() -> None:
     for step in range(300):
         actions = agent.act(c_ts.observation, c_ts.action_mask)
         active = torch.rand(32, generator=gen) < 0.6
-        if step in (3, 40):  # a discard's id for a draw: taken from the stock, which is not shortened
+        if step in (3, 40):  # a discard's id for a draw (unchecked: played as the first legal action)
             drawing = (c_game.state.phase == 0) & ~c_game.state.game_over
             actions = torch.where(drawing, torch.randint(2, 54, (32,), generator=gen), actions)
             illegal += int((drawing & active).sum())

@@ -194,8 +194,8 @@ def test_the_filter_kernel_counts_as_both_layouts() -> None:
 @needs_triton
 def test_partial_steps_and_unchecked_actions_match_with_the_kernels() -> None:
     """``active`` (the multi-agent loops' partial steps) and, with ``check_actions=False``, an
-    illegal action id (a discard's id for a draw: drawn from the stock, which is not shortened):
-    the moves kernel takes them as the tensor code does."""
+    illegal action id (a discard's id for a draw, played as the first legal action): the moves
+    kernel takes them as the tensor code does."""
     rules = Rules(num_players=3, discard_drawn_discard=True, rounds=(4, 5), max_turns_per_round=30)
     games = []
     for backend in ("triton", "torch"):

@@ -1,5 +1,6 @@
 """Checks shared by the environments: actions that are not integers, seeds, done agents, table
-counts, and the player count of the one-learner environments (``tt_env.gym_env`` and the batched vector env).
+counts, flags, and the player count of the one-learner environments (``tt_env.gym_env`` and the
+batched vector env).
 
 Kept apart from the environments so that their modules hold the game logic; the messages
 say what is wrong and what is allowed (STYLE: bad input gets a clear error).
@@ -67,6 +68,14 @@ def checked_seed(seed: Any, *, allow_list: bool = False) -> Any:
             raise ValueError(f"seed={seed!r} is not allowed: every entry of a seed list must be an integer "
                              f">= 0; use {allowed}") from None
     raise TypeError(f"seed={seed!r} ({type(seed).__name__}) is not allowed: use {allowed}")
+
+
+def checked_flag(value: Any, name: str) -> bool:
+    """``value`` (a bool, numpy's too) as a bool; ``ValueError`` naming ``name`` otherwise (a string
+    such as ``"false"`` from a config file would read as True)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name}={value!r} is not allowed: use True or False")
 
 
 def table_count(value: Any, name: str) -> int:

@@ -62,6 +62,9 @@ def load_game_states(game: BatchGame, states: Sequence[GameState]) -> None:
             raise TypeError(f"states[{k}] is a {type(st).__name__}, not a GameState")
         if st.rules != game.rules:
             raise ValueError(f"states[{k}] plays other rules ({st.rules}) than the batch ({game.rules})")
+        if st.game_over and game.autoreset:  # it would stay over: auto-reset deals at a game's last step only
+            raise ValueError(f"states[{k}] is a finished game, which a batch with autoreset=True never holds: load "
+                             f"it into BatchGame(..., autoreset=False), or a game in play")
         size = hand_size(st.round_number)
         extra = int(st.phase == PHASE_DISCARD and not st.game_over)
         want = [size + (extra if seat == st.current_player else 0) for seat in range(game.num_players)]

@@ -19,7 +19,7 @@ import torch
 from ..engine.game import GameState
 from ..engine.rules import Rules
 from ..engine.scoring import REWARD_MODES
-from ..env_checks import table_count
+from ..env_checks import checked_flag, table_count
 from ..observation import observation_size
 from . import solver_triton
 from .buffers import ReusedArrays
@@ -60,7 +60,7 @@ class BatchGame:
         reward_mode: ``"relative"``, ``"penalty"`` or ``"win"``, as in ``three_thirteen_v0``.
         autoreset: start a new game on a table as soon as its game ends.
         check_actions: raise ``ValueError`` for an illegal action (the one wait on the host in
-            :meth:`step`; turn off for the fastest accelerator runs with trusted actions).
+            :meth:`step`). Off, for the fastest runs, an illegal action plays its table's first legal one.
         solver: backend of :func:`tt_env.batch.least_penalty` (``"auto"``: C on a CPU, the
             tensor program fused by Triton on CUDA when Triton is installed, else the plain
             tensor program; ``"torch"`` runs the tensor program on a CPU too, ``"triton"``
@@ -110,8 +110,8 @@ class BatchGame:
         fused = solver == "triton" or (solver == "auto" and self.device.type == "cuda" and solver_triton.available())
         self._gathered = solving == "gathered" or (solving == "auto" and fused)
         """Every-row path: solve only the hands that need it, gathered to the front (see ``solving``)."""
-        self.autoreset = autoreset
-        self.check_actions = check_actions
+        self.autoreset = checked_flag(autoreset, "autoreset")
+        self.check_actions = checked_flag(check_actions, "check_actions")
         self.observation_size = observation_size(rules.num_players)
         self.shoe_size = rules.num_cards
         self._sparse = self.device.type == "cpu"
@@ -134,7 +134,7 @@ class BatchGame:
         self._lockstep_phase: int | None = None
         """0 or 1 when every table still playing is known (on the host, without reading a tensor)
         to be in that phase, else None: see :meth:`step`."""
-        self._graphs = step_graphs(self, cuda_graphs)
+        self._graphs = step_graphs(self, checked_flag(cuda_graphs, "cuda_graphs"))
         """The captured lockstep steps (``cuda_graphs``; tests give a CPU stand-in backend)."""
 
     def __repr__(self) -> str:

@@ -4,9 +4,10 @@ deals new games on).
 
 Shapes and dtypes are checked at every call (free: no wait on the device). Values are checked
 only where the caller asks (``BatchGame(check_actions=True)``, the default): that check reads the
-device once, the one wait a step makes, so a fast loop turns it off. Unchecked, an action out of
-range changes nothing on its table, and the engine clamps final seats into range, so that no
-kernel reads past a table's seats.
+device once, the one wait a step makes, so a fast loop turns it off. Unchecked, an illegal action
+(out of range, or masked off) plays its table's first legal action instead (a draw from the
+stock, or the discard of the lowest card it may discard), and final seats are clamped into range:
+no table becomes a state the rules cannot reach, and no kernel reads past a table's seats.
 """
 
 from __future__ import annotations
@@ -69,21 +70,27 @@ def checked_step(actions: Any, active: Any, final_seat: Any, legal_moves: torch.
     the tables' movers ``movers``): ``actions`` as a (B,) int64 tensor, ``active`` as a (B,) bool
     one, ``final_seat`` as a (B,) int64 one. With ``check``, an illegal action on a table that is
     stepped and not ``finished`` (a finished table ignores its action), or a final seat out of
-    range, raises after one read of the device; without it the final seats are clamped into range."""
+    range, raises after one read of the device. Without it nothing is read: an illegal action is
+    replaced by its table's first legal one and the final seats are clamped into range, so that
+    every table stays a game of the rules and no kernel reads past a table's seats."""
     num_tables, device = legal_moves.shape[0], legal_moves.device
     if active is not None:
         active = checked_active(active, num_tables, device)
     actions = checked_actions(actions, num_tables, device)
     if final_seat is not None:
         final_seat = checked_final_seats(final_seat, num_tables, num_players, device)
+    inside = (actions >= 0) & (actions < NUM_ACTIONS)
+    legal = inside & legal_moves.gather(1, actions.clamp(0, NUM_ACTIONS - 1).unsqueeze(1)).squeeze(1)
     if check:
-        inside = (actions >= 0) & (actions < NUM_ACTIONS)
-        legal = inside & legal_moves.gather(1, actions.clamp(0, NUM_ACTIONS - 1).unsqueeze(1)).squeeze(1)
         legal |= finished
         if active is not None:
             legal |= ~active
         raise_if_illegal(actions, legal, legal_moves, movers, final_seat, num_players)
-    elif final_seat is not None:  # unchecked: kept in range, so that no kernel reads past a table's seats
+        return actions, active, final_seat
+    if device.type != "cpu" or not bool(legal.all()):  # host: CPU tensors only (nothing to wait for); a
+        # GPU always selects, which costs less than a wait
+        actions = torch.where(legal, actions, legal_moves.to(torch.uint8).argmax(dim=1))
+    if final_seat is not None:
         final_seat = final_seat.clamp(0, num_players - 1)
     return actions, active, final_seat
 
