@@ -36,6 +36,7 @@ def _refused(argv, capsys) -> str:
     (["--workers", "two"], "argument --workers: 'two' is not an integer"),
     (["--set", "no_such_key=1"], "no_such_key"),
     (["--config", "missing.yaml"], "config file 'missing.yaml' does not exist"),
+    (["--set", "num_players=3"], "num_players=3 is not allowed here: the main job trains and evaluates 2 players"),
 ])
 def test_bad_arguments_are_refused_before_training(argv, message, capsys, no_training):
     assert message in _refused(argv, capsys)
@@ -62,3 +63,29 @@ def test_a_read_only_run_folder_is_refused_before_training(tmp_path, capsys, no_
 def test_skip_training_needs_the_checkpoint(tmp_path, capsys, no_training):
     line = _refused(["--skip-training", "--set", f"run_dir={tmp_path}"], capsys)
     assert "final.pt does not exist" in line and "without --skip-training" in line
+
+
+@pytest.mark.parametrize("natural", [False, True])
+def test_the_evaluation_plays_the_run_s_scoring_and_the_shipped_agent_where_it_fits(tmp_path, monkeypatch, capsys,
+                                                                                  natural):
+    """The evaluation games are the run's rules over every round; ``ppo-2p-v0`` (trained without
+    ``meld_needs_natural``) plays beside the new agent only where it fits them, else is left out by name."""
+    seen = {}
+
+    def table(agents, opponents, deals, seed, workers, rules):
+        seen.update(agents=list(agents), rules=rules)
+        return []
+
+    monkeypatch.setattr(main_job, "evaluation_table", table)
+    monkeypatch.setattr(main_job, "print_table", lambda rows: None)
+    (tmp_path / "main_job" / "checkpoints").mkdir(parents=True)
+    (tmp_path / "main_job" / "checkpoints" / "final.pt").write_bytes(b"")
+    main_job.main(["--skip-training", "--workers", "1", "--set", f"run_dir={tmp_path}",
+                   "--set", f"rules.meld_needs_natural={str(natural).lower()}"])
+    assert seen["rules"].meld_needs_natural is natural and seen["rules"].rounds == tuple(range(1, 12))
+    err = capsys.readouterr().err
+    if natural:
+        assert seen["agents"] == ["main_job (new)"]
+        assert "ppo-2p-v0 left out of the evaluation: " in err and "meld_needs_natural" in err
+    else:
+        assert seen["agents"] == ["main_job (new)", "ppo-2p-v0 (shipped)"] and "left out" not in err

@@ -104,8 +104,10 @@ def test_one_deal_training_evaluation_writes_strict_eval_json(tmp_path):
 def test_main_job_table_of_one_deal_is_strict_json(tmp_path, capsys):
     from tt_env.jsonio import write_json
     from training.main_job import evaluation_table, print_table
+    from tt_env.engine.rules import Rules
 
-    rows = evaluation_table({"greedy": "greedy-v0"}, ("random-v0",), deals=1, seed=0, workers=1)
+    rows = evaluation_table({"greedy": "greedy-v0"}, ("random-v0",), deals=1, seed=0, workers=1,
+                            rules=Rules(num_players=2))
     print_table(rows)
     shown = capsys.readouterr().out
     assert "n/a" in shown and "(1 deal)" in shown

@@ -26,7 +26,7 @@ from training.common.resume import resume_command
 from training.common.run_utils import RunDir, RunFolderError
 from training.common.trainer_cli import train_or_exit
 from training.selfplay import train
-from tt_env.agents import list_agents
+from tt_env.agents import list_agents, make_agent
 from tt_env.cli_checks import CommandParser, command_name, int_at_least, output_dir_problem, seed_arg, workers_note
 from tt_env.engine.rules import Rules
 from tt_env.jsonio import write_json
@@ -37,13 +37,17 @@ DEFAULT_CONFIG = "main_job"
 OPPONENTS = ("random-v0", "greedy-v0", "expert-v0")
 
 
+SHIPPED = "ppo-2p-v0"
+"""The shipped agent evaluated beside the new one, where it fits the run's rules."""
+
+
 def evaluation_table(agents: dict[str, str], opponents: tuple[str, ...], deals: int, seed: int,
-                     workers: int) -> list[dict]:
+                     workers: int, rules: Rules) -> list[dict]:
     """One row per (agent, opponent): mean score difference with its 95% interval, win rate."""
     rows = []
     for label, spec in agents.items():
         for opp in opponents:
-            report, _ = evaluate([spec, opp], deals, seed, Rules(num_players=2), workers=workers, progress=True)
+            report, _ = evaluate([spec, opp], deals, seed, rules, workers=workers, progress=True)
             pair = next(p for p in report["pairwise"] if p["a"] == spec)
             agent = report["agents"][0]
             rows.append({"agent": label, "opponent": opp, "deals": deals, "games": report["games_played"],
@@ -67,6 +71,17 @@ def print_table(rows: list[dict]) -> None:
     Console().print(table)
 
 
+def shipped_problem(rules: Rules) -> str | None:
+    """Why :data:`SHIPPED` cannot play ``rules`` (another scoring, say), or None when it can."""
+    if SHIPPED not in list_agents():
+        return f"{SHIPPED} is not installed"
+    try:
+        make_agent(SHIPPED, rules)
+    except ValueError as exc:  # CheckpointError: the rules it was trained for differ
+        return str(exc)
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = CommandParser(prog="python -m training.main_job", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default=DEFAULT_CONFIG,
@@ -84,6 +99,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     device_override(args)
     cfg = parse_config(parser, SelfPlayConfig, args)  # rejected here, before training
+    if cfg.num_players != 2:
+        parser.error(f"num_players={cfg.num_players} is not allowed here: the main job trains and evaluates "
+                     f"2 players; for other counts train with python -m training.selfplay and evaluate with "
+                     f"python -m training.evaluate or training.leaderboard")
+    rules = cfg.eval_rules()  # the run's scoring, over every round
     run_path = Path(cfg.run_dir) / cfg.name
     checkpoint = run_path / "checkpoints" / "final.pt"
     problem = output_dir_problem(run_path)  # the run and main_job_eval.json go there: refuse now, not after training
@@ -106,10 +126,13 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(exc))
     try:
         agents = {f"{cfg.name} (new)": str(checkpoint)}
-        if "ppo-2p-v0" in list_agents():
-            agents["ppo-2p-v0 (shipped)"] = "ppo-2p-v0"
+        problem = shipped_problem(rules)
+        if problem is None:
+            agents[f"{SHIPPED} (shipped)"] = SHIPPED
+        else:
+            print(f"{SHIPPED} left out of the evaluation: {problem}", file=sys.stderr)
         print(f"== evaluation: {args.deals} duplicate deals (x2 seatings) per pairing, seed {args.seed}")
-        rows = evaluation_table(agents, OPPONENTS, args.deals, args.seed, args.workers)
+        rows = evaluation_table(agents, OPPONENTS, args.deals, args.seed, args.workers, rules)
         print_table(rows)
         write_json(run_path / "main_job_eval.json", rows)
     finally:
