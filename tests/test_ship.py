@@ -106,6 +106,15 @@ def test_check_name_refuses_what_is_not_name_dash_version():
     assert ship.check_name("ppo-2p-v1") == "ppo-2p-v1"
 
 
+@pytest.mark.parametrize("name", ["greedy-v0", "random-v0", "expert-v0", "ismcts-v0"])
+def test_the_name_of_an_agent_that_is_not_a_checkpoint_is_refused(tmp_path, capsys, name):
+    """A checkpoint shipped as ``greedy-v0`` could never be loaded by name: that name builds greedy-v0."""
+    _, path = save(tmp_path / "src")
+    err = _refused(capsys, str(path), name, "--wall-time", "1m", "--out-dir", str(tmp_path / "out"))
+    assert f"agent name {name!r} is taken by an agent that is not a checkpoint" in err
+    assert not (tmp_path / "out").exists()
+
+
 def test_good_names_are_written_inside_out_dir_only(tmp_path):
     _, path = save(tmp_path / "src")
     out = tmp_path / "out"

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from models.checkpoint import CheckpointError, load_checkpoint, read_metadata, save_checkpoint
+from tt_env.agents.registry import agent_names, is_checkpoint_spec
 from tt_env.cli_checks import CommandParser, output_dir_problem
 from tt_env.jsonio import read_json
 
@@ -48,6 +49,9 @@ def check_name(name: str) -> str:
     if not isinstance(name, str) or len(name) > MAX_NAME or not NAME.fullmatch(name):
         raise ShipError(f"agent name {name!r} is not allowed: use lower-case letters and digits in words joined "
                         f"by '-', ending in a version, such as ppo-2p-v1 (at most {MAX_NAME} characters, no path)")
+    if name in agent_names() and not is_checkpoint_spec(name):
+        raise ShipError(f"agent name {name!r} is taken by an agent that is not a checkpoint (the name would "
+                        f"always load that one): choose another name")
     return name
 
 
