@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 
 from training import long_run
+from training.common import run_lock
 
 CHUNKS = long_run.CHUNKS_FILE
 
@@ -116,3 +120,58 @@ def test_a_damaged_store_is_named_in_one_line(tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit):
         run("--report")
     assert "line 1 is not a chunk record" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("blocker", ["store", "store/t"])
+def test_a_store_that_cannot_be_written_is_refused_before_training(tmp_path, monkeypatch, capsys, blocker):
+    monkeypatch.chdir(tmp_path)
+    Path(blocker).parent.mkdir(parents=True, exist_ok=True)
+    Path(blocker).write_text("not a folder")
+    with pytest.raises(SystemExit) as exc:
+        run("--until", "300")
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--store store: the run's store 'store/t' cannot be written" in err and "is a file" in err
+    assert not Path("runs").exists()  # refused before a trainer started
+
+
+@pytest.fixture
+def live_process():
+    """A process that runs until the test ends (to hold a run's lock)."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def test_a_run_locked_by_a_live_process_is_refused_before_training(tmp_path, monkeypatch, capsys, live_process):
+    monkeypatch.chdir(tmp_path)
+    Path("runs/t").mkdir(parents=True)
+    Path("runs/t", run_lock.LOCK_NAME).write_text(json.dumps({
+        "format": run_lock.LOCK_FORMAT, "pid": live_process.pid, "host": socket.gethostname(), "started": "now",
+        "process_start": run_lock._process_start(live_process.pid), "command": "another long_run", "token": "x"}))
+    with pytest.raises(SystemExit) as exc:
+        run("--until", "300")
+    assert exc.value.code == 2
+    assert f"is in use by process {live_process.pid}" in capsys.readouterr().err
+    assert not Path("store").exists() and sorted(Path("runs/t").iterdir()) == [Path("runs/t/run.lock")]
+
+
+FAKE_REFUSED_TRAINER = """
+import json, pathlib, sys
+ckpt = pathlib.Path("runs/t/checkpoints")  # another run, which took the lock first, saves meanwhile
+ckpt.mkdir(parents=True, exist_ok=True)
+(ckpt / "latest.pt").write_bytes(b"weights of the other run")
+(ckpt / "latest.json").write_text(json.dumps({"training_steps": 500, "attachments": {}}))
+print("error: run folder 'runs/t' is in use by process 1 on host h: ...", file=sys.stderr)
+sys.exit(2)
+"""
+
+
+def test_a_trainer_refused_by_the_lock_leaves_the_store_alone(tmp_path, monkeypatch, capsys):
+    # the run is free when long_run looks, but another run takes it before the chunk's trainer starts
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(long_run, "chunk_command", lambda *a: [sys.executable, "-c", FAKE_REFUSED_TRAINER])
+    assert run("--until", "1000") == 2
+    assert "nothing copied to the store, no chunk recorded" in capsys.readouterr().out
+    assert not Path("store").exists()

@@ -13,6 +13,10 @@ goes on where the last machine stopped (bit-identical on a CPU: the trainers res
 
 ``--report`` trains nothing: it prints the run's evaluations against learner steps and against the
 wall time of its chunks (a Markdown table) and draws both curves into ``<store>/<name>/curve.png``.
+
+SIGINT or SIGTERM to this command while a chunk trains is passed on to the trainer (which runs in
+its own session, so a terminal's Ctrl-C reaches it once, through here): the trainer saves and
+exits, then the store is updated and the chunk recorded, and no further chunk starts.
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ import math
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,8 +39,9 @@ from typing import Any
 
 from training.common.config import ConfigError, load_config
 from training.common.device import add_device_arg
+from training.common.run_lock import RunLock
 from training.common.run_utils import RunFolderError
-from tt_env.cli_checks import CommandParser
+from tt_env.cli_checks import CommandParser, output_dir_problem
 
 TRAINERS = {"batch_ppo": "training.batch_ppo", "selfplay": "training.selfplay"}
 """Trainers with the shared command line (``training.common.trainer_cli``), by ``--trainer`` name."""
@@ -42,6 +49,9 @@ RUN_FILES = ("config.yaml", "eval.json", "learning_curve.png")
 """Files of the run folder the store keeps besides the resume state."""
 CHUNKS_FILE = "chunks.jsonl"
 CURVE_FILE = "curve.png"
+REFUSED = 2
+"""A trainer's exit code for a refused config, checkpoint or run folder (such as a run locked by
+another process): it trained nothing of its own, so nothing is copied or recorded."""
 
 
 def config_class(trainer: str) -> type:
@@ -173,38 +183,141 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+class ChunkSignals:
+    """While active, SIGINT, SIGTERM and SIGHUP (unless ignored, as under ``nohup``) are caught: each is
+    passed on to the running trainer, and no further chunk starts.
+
+    The trainer runs in its own session, so it gets a signal only from here, once per signal sent to
+    long_run (SIGINT, SIGTERM: the first asks it to save and stop, a second stops it at once, as for
+    a trainer run by hand; SIGHUP ends it as a closed terminal would without long_run). Without a
+    trainer running, a signal only stops long_run before the next chunk.
+    """
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        """The first signal caught, or None."""
+        self.child: subprocess.Popen | None = None
+        """The trainer now running, which signals are passed on to."""
+        self.pending: int | None = None
+        """A signal caught while no trainer ran: :func:`run_trainer` passes it on to one it just started."""
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> "ChunkSignals":
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                if sig != signal.SIGHUP or signal.getsignal(sig) is not signal.SIG_IGN:
+                    self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous.clear()
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self.signum = self.signum or signum
+        child = self.child
+        if child is not None:
+            child.send_signal(signum)
+        else:
+            self.pending = signum
+        what = "passed on to the trainer; the store is updated once it has saved and stopped" if child else \
+            "stopping before the next chunk"
+        try:
+            print(f"\nlong_run: {signal.Signals(signum).name} {what}", file=sys.stderr, flush=True)
+        except (OSError, RuntimeError):  # a hung-up terminal, or stderr busy in the interrupted code
+            pass
+
+
+def run_trainer(cmd: list[str], signals: ChunkSignals) -> int:
+    """Run one chunk's trainer to its end (signals to long_run are passed on to it); its exit code, as a
+    shell gives it (128 + N for a trainer killed by signal N)."""
+    child = subprocess.Popen(cmd, start_new_session=True)
+    signals.child = child
+    try:
+        if signals.pending is not None:  # caught while the trainer was being started
+            child.send_signal(signals.pending)
+            signals.pending = None
+        code = child.wait()
+        return 128 - code if code < 0 else code
+    except BaseException:  # long_run is going down (signals not caught): let the trainer save, not run on alone
+        child.terminate()
+        child.wait()
+        raise
+    finally:
+        signals.child = None
+
+
+def chunk_command(args: argparse.Namespace, lr: LongRun, target: int) -> list[str]:
+    """The trainer command that trains the run to ``target`` steps (``--resume`` once it has a saved state)."""
+    cmd = [sys.executable, "-m", TRAINERS[args.trainer]]
+    if args.config:
+        cmd += ["--config", args.config]
+    for item in args.overrides:
+        cmd += ["--set", item]
+    cmd += ["--set", f"total_steps={target}"]
+    if args.device:
+        cmd += ["--device", args.device]
+    if lr.latest.exists():
+        cmd.append("--resume")
+    return cmd
+
+
+def store_chunk(lr: LongRun, record: dict[str, Any]) -> None:
+    """Copy the run into the store and record its chunk, holding the run's lock meanwhile, so that no
+    other trainer writes the files being copied (:class:`RunInUseError` if one holds it). A save the
+    trainer left cut short (stopped at once by a second signal) is first completed or dropped."""
+    from models.checkpoint import finish_interrupted_save  # imports torch: only once a chunk has trained
+
+    lock = RunLock(lr.run)
+    lock.acquire("long_run would copy its files to the store while that run writes them")
+    try:
+        finish_interrupted_save(lr.latest.with_suffix(".pt"))
+        save_to_store(lr)
+        append_chunk(lr.store, record)
+    finally:
+        lock.release()
+
+
 def train_chunks(args: argparse.Namespace, lr: LongRun, until: int) -> int:
-    """Run chunks until ``until`` steps; the exit code of the first trainer process that failed, else 0."""
+    """Run chunks until ``until`` steps; the exit code of the first trainer process that failed, 128 +
+    the signal that stopped long_run, else 0."""
+    with ChunkSignals() as signals:
+        return chunk_loop(args, lr, until, signals)
+
+
+def chunk_loop(args: argparse.Namespace, lr: LongRun, until: int, signals: ChunkSignals) -> int:
+    """The chunks of :func:`train_chunks`, each started only while no signal was caught and the run is free."""
     if restore_from_store(lr):
         print(f"restored {str(lr.run)!r} from {str(lr.store)!r} at step {saved_steps(lr.latest)}", flush=True)
     step = saved_steps(lr.latest)
-    while step < until:
+    while step < until and signals.signum is None:
+        RunLock(lr.run).check_free("long_run would start a second trainer on it")
         target = next_target(step, args.chunk_steps, until)
-        cmd = [sys.executable, "-m", TRAINERS[args.trainer]]
-        if args.config:
-            cmd += ["--config", args.config]
-        for item in args.overrides:
-            cmd += ["--set", item]
-        cmd += ["--set", f"total_steps={target}"]
-        if args.device:
-            cmd += ["--device", args.device]
-        if lr.latest.exists():
-            cmd.append("--resume")
+        cmd = chunk_command(args, lr, target)
         started, t0 = now(), time.perf_counter()
         print(f"=== chunk to {target} steps, started {started}", flush=True)
-        code = subprocess.run(cmd).returncode
+        code = run_trainer(cmd, signals)
         wall = time.perf_counter() - t0
+        if code == REFUSED:
+            print(f"the trainer refused to train (exit code {code}, its reason above): nothing copied to the store, "
+                  f"no chunk recorded", flush=True)
+            return code
         reached = saved_steps(lr.latest)
         if reached > step:
-            save_to_store(lr)
-            append_chunk(lr.store, {"from_step": step, "to_step": reached, "started": started, "ended": now(),
-                                    "wall_s": round(wall, 1), "host": platform.node(), "cpus": os.cpu_count(),
-                                    "command": " ".join(cmd[1:]), "exit_code": code})
-        if code != 0:
-            print(f"the trainer exited with code {code} at step {reached}; the store holds step "
-                  f"{saved_steps(lr.stored_latest)}", flush=True)
-            return code
+            store_chunk(lr, {"from_step": step, "to_step": reached, "started": started, "ended": now(),
+                             "wall_s": round(wall, 1), "host": platform.node(), "cpus": os.cpu_count(),
+                             "command": " ".join(cmd[1:]), "exit_code": code})
+        if code != 0 or signals.signum is not None:
+            why = "" if signals.signum is None else f"stopped by {signal.Signals(signals.signum).name}: "
+            print(f"{why}the trainer exited with code {code} at step {reached}; the store holds step "
+                  f"{saved_steps(lr.stored_latest)} (the same command goes on from there)", flush=True)
+            return code if code != 0 or signals.signum is None else 128 + signals.signum
         step = reached
+    if signals.signum is not None:
+        print(f"stopped by {signal.Signals(signals.signum).name} at step {step}; the store holds step "
+              f"{saved_steps(lr.stored_latest)} (the same command goes on from there)", flush=True)
+        return 128 + signals.signum
     print(f"done: {step} steps; the store {str(lr.store)!r} holds the run", flush=True)
     return 0
 
@@ -316,6 +429,10 @@ def main(argv: list[str] | None = None) -> int:
     if until < 1:
         parser.error(f"--until {until} is not allowed: use a positive number of learner steps")
     lr = LongRun(run=Path(cfg.run_dir) / cfg.name, store=Path(args.store) / cfg.name)
+    problem = None if args.report else output_dir_problem(lr.store / "checkpoints")
+    if problem:  # found now, not after a chunk has trained
+        parser.error(f"--store {args.store}: the run's store {str(lr.store)!r} cannot be written ({problem}): "
+                     f"use a folder that can be written")
     try:
         if args.report:
             print(report(lr))
