@@ -225,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     args = parser.parse_args(argv)
     from tt_env.cli_checks import output_file_problem
 
-    problem = output_file_problem(args.out, (".pt",))
+    problem = output_file_problem(args.out, (".pt",), overwrite=True)  # export() refuses an existing pair
     if problem:
         parser.error(f"{args.out}: {problem}")
     try:

@@ -168,6 +168,25 @@ def test_belief_eval_json_makes_its_folder_before_the_run(data_file, tmp_path, c
     assert json.loads(out.read_text())["results"]["2"]
 
 
+@pytest.mark.parametrize("flag, name", [("--json", "r.json"), ("--plot", "c.png")])
+def test_belief_eval_keeps_an_existing_output_without_overwrite(data_file, tmp_path, capsys, monkeypatch, flag,
+                                                                 name):
+    """--json or --plot that exists: refused by name before any work; with --overwrite, replaced."""
+    belief, target = tmp_path / "b.pt", tmp_path / name
+    save_belief(belief, small_belief())
+    target.write_bytes(b"kept")
+    argv = ["--data", str(data_file), "--belief", str(belief), "--worlds", "0", "--max-positions", "20", "--quiet",
+            flag, str(target)]
+    with monkeypatch.context() as patched:
+        patched.setattr(belief_data, "load", lambda *a, **k: pytest.fail("work started before the check"))
+        captured = refused(capsys, belief_eval.main, argv)
+    assert captured.err.strip() == (f"python -m training.belief_eval: error: {flag} {target}: the file exists: "
+                                    f"give --overwrite to replace it, or another name")
+    assert target.read_bytes() == b"kept"
+    belief_eval.main([*argv, "--overwrite"])
+    assert target.read_bytes() != b"kept"
+
+
 def test_belief_data_builds_every_agent_before_playing(tmp_path, capsys):
     out = tmp_path / "d.npz"
     captured = refused(capsys, belief_data.main, ["--players", "3", "--games", "2", "--quiet", "--out", str(out),

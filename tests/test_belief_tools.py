@@ -123,3 +123,8 @@ def test_bad_input_is_one_line(data_file, belief_file, tmp_path, capsys):
     _refused(capsys, belief_eval.main, ["--data", str(data_file), "--belief", "belief-9p-v0"], "--belief belief-9p-v0")
     _refused(capsys, belief_eval.main, ["--players", "3", "--data", str(data_file)], "no file holds 3-player games")
     _refused(capsys, search_study.main, ["--data", str(data_file)], "not a file of python -m training.oracle_data")
+    kept = tmp_path / "kept.json"
+    kept.write_text("{}")
+    _refused(capsys, search_study.main, ["--data", str(data_file), "--json", str(kept)],
+             f"--json {kept}: the file exists: give --overwrite to replace it, or another name")
+    assert kept.read_text() == "{}"

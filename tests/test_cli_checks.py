@@ -74,8 +74,23 @@ def test_a_writable_file_in_missing_folders_is_fine_and_nothing_is_created(tmp_p
     assert output_file_problem(tmp_path / "out.gif", (".gif",)) is None
     existing = tmp_path / "old.json"
     existing.write_text("{}")
-    assert output_file_problem(existing) is None
+    assert output_file_problem(existing, overwrite=True) is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.json"]
+
+
+def test_an_existing_file_is_refused_unless_overwrite(tmp_path, monkeypatch):
+    """Nothing is replaced without --overwrite; a problem --overwrite would not cure is reported first."""
+    existing = tmp_path / "old.json"
+    existing.write_text("{}")
+    assert output_file_problem(existing) == cli_checks.EXISTS == \
+        "the file exists: give --overwrite to replace it, or another name"
+    assert output_file_problem(existing, (".json",), overwrite=False) == cli_checks.EXISTS
+    assert output_file_problem(existing, (".gif",)) == "the file name does not end in .gif"
+    real_access = os.access
+    monkeypatch.setattr(cli_checks.os, "access",
+                        lambda path, mode: False if os.fspath(path) == str(tmp_path) else real_access(path, mode))
+    assert output_file_problem(existing) == f"no permission to write in {tmp_path}"
+    assert existing.read_text() == "{}" and sorted(p.name for p in tmp_path.iterdir()) == ["old.json"]
 
 
 def test_a_folder_is_not_a_file_name(tmp_path):

@@ -148,3 +148,20 @@ def test_a_folder_without_write_permission_is_refused_even_as_root(tmp_path, cap
                         lambda path, mode: False if os.fspath(path) == str(locked) else real_access(path, mode))
     line = _refused(FAST + ["--save-games", str(locked / "games")], capsys)
     assert f"--save-games {locked / 'games'}: no permission to write in {locked}" in line
+
+
+@pytest.mark.parametrize("flag, name", [("--json", "r.json"), ("--plot", "s.png")])
+def test_an_existing_output_file_is_kept_without_overwrite(flag, name, tmp_path, capsys, monkeypatch):
+    """Nothing is replaced without --overwrite: refused by name before any game; with it, replaced."""
+    target = tmp_path / name
+    target.write_bytes(b"kept")
+    with monkeypatch.context() as patched:
+        patched.setattr(ev, "run_deals", lambda *a, **k: pytest.fail("a game was played before the check"))
+        line = _refused(FAST + ["--games", "1", flag, str(target)], capsys)
+    assert line == (f"python -m training.evaluate: error: {flag} {target}: the file exists: "
+                    f"give --overwrite to replace it, or another name")
+    assert target.read_bytes() == b"kept"
+    ev.main(FAST + ["--games", "1", flag, str(target), "--overwrite"])
+    assert target.read_bytes() != b"kept"
+    if flag == "--json":
+        assert json.loads(target.read_text())["games"] == 1

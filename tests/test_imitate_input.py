@@ -61,3 +61,23 @@ def test_fit_builds_a_cardnet_for_the_decks_of_the_data(tmp_path):
     net, _ = imitate.fit(data, net_kwargs={"channels": 4, "hidden": 8, "lookahead_features": True}, epochs=1,
                          batch=4, lr=1e-3, temperature=1.0, validation=0.25, seed=0, log=lambda *_: None)
     assert net.num_decks == 2 and net.config()["decks"] == 2
+
+
+@pytest.mark.parametrize("existing", [".pt", ".json"])
+def test_an_existing_checkpoint_or_sidecar_is_kept_without_overwrite(tmp_path, capsys, monkeypatch, existing):
+    """--out whose .pt or .json sidecar exists: refused by name before training; with --overwrite, replaced."""
+    data, out = oracle(tmp_path / "o.npz"), tmp_path / "x.pt"
+    there = out.with_suffix(existing)
+    there.write_bytes(b"kept")
+    argv = ["--data", str(data), "--out", str(out), "--epochs", "1", "--batch", "4", "--channels", "4",
+            "--blocks", "0", "--hidden", "8", "--validation", "0.5"]
+    with monkeypatch.context() as patched:
+        patched.setattr(imitate, "fit", lambda *a, **k: pytest.fail("training started"))
+        line = refused(capsys, argv)
+    its = "" if existing == ".pt" else "its sidecar x.json: "
+    assert line == (f"python -m training.imitate: error: --out {out}: {its}the file exists: "
+                    f"give --overwrite to replace it, or another name")
+    assert there.read_bytes() == b"kept"
+    assert imitate.main([*argv, "--overwrite"]) == out
+    assert out.read_bytes() != b"kept" and json.loads(out.with_suffix(".json").read_text())["extra"]["trainer"] \
+        == "training/imitate.py"

@@ -89,3 +89,18 @@ def test_duplicate_agents_and_player_counts_are_played_once(monkeypatch):
         "seconds": 0.0})
     leaderboard.main(["--agents", "random-v0", "random-v0", "--players", "2", "2", "3"])
     assert played == [("random-v0", 2), ("random-v0", 3)]
+
+
+def test_an_existing_json_is_kept_without_overwrite(tmp_path, capsys, monkeypatch):
+    """A --json there before the run is replaced only with --overwrite (the run itself rewrites it per cell)."""
+    out = tmp_path / "lb.json"
+    out.write_text('{"rows": "kept"}')
+    argv = ["--agents", "random-v0", "greedy-v0", "--players", "2", "--deals", "1", "--json", str(out)]
+    with monkeypatch.context() as patched:
+        patched.setattr(leaderboard, "versus_reference", lambda *a, **k: pytest.fail("a cell was played"))
+        line = refused(capsys, argv)
+    assert line == (f"python -m training.leaderboard: error: --json {out}: the file exists: "
+                    f"give --overwrite to replace it, or another name")
+    assert out.read_text() == '{"rows": "kept"}'
+    rows = leaderboard.main([*argv, "--overwrite"])
+    assert len(rows) == 2 and json.loads(out.read_text())["rows"] == json.loads(json.dumps(rows))

@@ -120,3 +120,21 @@ def test_anchor_keeps_the_expert_where_the_values_do_not_outweigh_it():
     assert max(h["val_deviation"] for h in free["history"]) > 0.3
     with pytest.raises(ValueError, match="anchor"):
         imitate.fit(data, anchor=1.0, **common)
+
+
+def test_an_existing_oracle_file_is_kept_without_overwrite(tmp_path, capsys, monkeypatch):
+    """--out that exists: refused by name before any game; with --overwrite, replaced."""
+    out = tmp_path / "o.npz"
+    out.write_bytes(b"kept")
+    argv = ["--games", "1", "--candidates", "2", "--rollouts", "1", "--keep", "0.2", "--quiet", "--out", str(out)]
+    with monkeypatch.context() as patched:
+        patched.setattr(oracle_data, "collect", lambda *a, **k: pytest.fail("a game was played before the check"))
+        with pytest.raises(SystemExit) as info:
+            oracle_data.main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "Traceback" not in err
+    assert err.strip() == (f"python -m training.oracle_data: error: --out {out}: the file exists: "
+                           f"give --overwrite to replace it, or another name")
+    assert out.read_bytes() == b"kept"
+    oracle_data.main([*argv, "--overwrite"])
+    assert imitate.load_oracle(out)["meta"]["games"] == 1

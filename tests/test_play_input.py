@@ -181,3 +181,41 @@ def test_module_with_closed_stdin_ends_without_a_traceback():
     assert result.returncode == 3, result.stderr
     assert "Traceback" not in result.stderr + result.stdout
     assert "Input ended: the game stops here." in result.stdout and "Game stopped." in result.stdout
+
+
+# ---------------------------------------------------------------------- nothing is replaced without --overwrite
+def test_an_existing_save_file_is_refused_before_the_game(tmp_path, capsys, monkeypatch):
+    """--save FILE that exists: refused by name before the game; with --overwrite, replaced."""
+    path = tmp_path / "g.json"
+    path.write_text("kept")
+    line = _refused(["--opponents", "random-v0", "--seed", "3", "--rounds", "1", "--save", str(path)], capsys)
+    assert line == (f"python -m tt_env.ui.play: error: --save {path}: the file exists: "
+                    f"give --overwrite to replace it, or another name")
+    assert path.read_text() == "kept" and "Three Thirteen" not in capsys.readouterr().out
+    monkeypatch.setattr("builtins.input", Script(["q"]))
+    assert main(["--opponents", "random-v0", "--seed", "3", "--rounds", "1", "--save", str(path),
+                 "--overwrite"]) == EXIT_OK
+    assert load_record(path).seed == 3
+
+
+def test_a_name_typed_in_the_game_never_replaces_a_file(tmp_path):
+    """The interactive save refuses an existing file, says so and asks for another name."""
+    existing, good = tmp_path / "old.json", tmp_path / "new.json"
+    existing.write_text("kept")
+    session, out, _ = make_session(["q", "y", str(existing), str(good)])
+    record = session.run()
+    assert f"Could not save to {existing}: a file of that name exists (it is kept)." in out.getvalue()
+    assert existing.read_text() == "kept"
+    assert session.saved_to == good and load_record(good).actions == record.actions
+
+
+def test_a_save_path_that_appeared_during_the_game_is_kept_unless_overwrite(tmp_path):
+    path, other = tmp_path / "g.json", tmp_path / "other.json"
+    path.write_text("kept")
+    session, out, _ = make_session(["q", str(other)], save_path=path)  # the file appeared after the start
+    session.run()
+    assert "a file of that name exists (it is kept)" in out.getvalue() and path.read_text() == "kept"
+    assert session.saved_to == other
+    session, _, _ = make_session(["q"], save_path=path, overwrite=True)
+    record = session.run()
+    assert session.saved_to == path and load_record(path).actions == record.actions

@@ -112,6 +112,20 @@ def test_frames_need_a_folder(record_data, tmp_path, capsys):
     assert code == 2 and f"--frames {blocker}: it is a file, not a folder" in line
 
 
+def test_frames_are_replaced_only_with_overwrite_and_none_of_a_longer_game_is_left(record_data, tmp_path, capsys):
+    path = str(_write(tmp_path, record_data))
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    (folder / "frame_99999.png").write_bytes(b"an earlier, longer game's")
+    code, line = _status([path, "--frames", str(folder)], capsys)
+    assert code == 2 and f"--frames {folder}: it already holds 1 frame_*.png file(s) (such as frame_99999.png): " \
+                         f"give --overwrite to replace them, or another folder" in line
+    assert (folder / "frame_99999.png").read_bytes() == b"an earlier, longer game's"
+    assert _status([path, "--frames", str(folder), "--overwrite"], capsys)[0] == 0
+    written = sorted(p.name for p in folder.glob("frame_*.png"))
+    assert written[0] == "frame_00000.png" and "frame_99999.png" not in written
+
+
 @pytest.mark.parametrize("seat", ["2", "-1"])
 def test_seat_must_be_a_seat_of_the_game(seat, record_data, tmp_path, capsys):
     code, line = _status([str(_write(tmp_path, record_data)), "--seat", seat], capsys)
@@ -157,3 +171,16 @@ def test_good_records_still_save(record_data, tmp_path, capsys):
     path = save_record(GameRecord.from_dict(record_data), tmp_path / "g.json")
     assert _status([str(path), "--gif", str(tmp_path / "out" / "g.gif")], capsys)[0] == 0
     assert (tmp_path / "out" / "g.gif").stat().st_size > 0
+
+
+def test_an_existing_gif_is_kept_without_overwrite(record_data, tmp_path, capsys):
+    """Nothing is replaced without --overwrite: refused by name before the record is read; with it, replaced."""
+    pytest.importorskip("PIL")
+    path, gif = str(_write(tmp_path, record_data)), tmp_path / "g.gif"
+    gif.write_bytes(b"kept")
+    assert _status([path, "--gif", str(gif)], capsys) == (
+        2, f"python -m tt_env.ui.replay: error: --gif {gif}: the file exists: give --overwrite to replace it, "
+           f"or another name")
+    assert gif.read_bytes() == b"kept"
+    assert _status([path, "--gif", str(gif), "--overwrite"], capsys)[0] == 0
+    assert gif.read_bytes().startswith(b"GIF8")

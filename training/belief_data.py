@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import os
 import time
 import zipfile
 import zlib
@@ -337,11 +336,9 @@ def main(argv: Sequence[str] | None = None) -> Path:
     for name in mix:
         if name not in known and not Path(name).is_file():
             parser.error(f"--agents: unknown agent {name!r}: use registered agents {known} or checkpoint paths")
-    problem = output_file_problem(args.out, suffixes=(".npz",))
+    problem = output_file_problem(args.out, suffixes=(".npz",), overwrite=args.overwrite)
     if problem:
         parser.error(f"--out {args.out}: {problem}")
-    if os.path.lexists(args.out) and not args.overwrite:
-        parser.error(f"--out {args.out}: the file exists: give --overwrite to replace it, or another name")
     rules = Rules(num_players=args.players)
     for name in sorted(set(mix)):  # every agent built once here, so none fails after games were played
         try:

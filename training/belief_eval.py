@@ -1,6 +1,6 @@
 """How good is the belief: cross-entropy per hidden card on held-out games, next to uniform worlds and the tilt.
 
-    python -m training.belief_eval --players 2 3 4 --games 200 --seed 1000 --plot docs/belief_calibration.png
+    python -m training.belief_eval --players 2 3 4 --games 200 --plot docs/belief_calibration.png --overwrite
 
 For each player count it plays held-out games of several pairings of agents
 (:data:`PAIRINGS`, seed ``--seed``: other seeds than the training data's; some pairings seat
@@ -181,12 +181,13 @@ def main(argv: Sequence[str] | None = None) -> dict:
                         help="positions scored per pairing, sampled (default 1500)")
     parser.add_argument("--plot", default=None, help="calibration plot (.png)")
     parser.add_argument("--json", default=None, help="every number (.json)")
+    parser.add_argument("--overwrite", action="store_true", help="replace the --plot and --json files if they exist")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     if args.belief is not None and len(args.belief) != len(args.players):
         parser.error("--belief: give one belief per --players entry")
     for flag, path, suffixes in (("--plot", args.plot, (".png",)), ("--json", args.json, (".json",))):
-        problem = path and output_file_problem(path, suffixes=suffixes)
+        problem = path and output_file_problem(path, suffixes=suffixes, overwrite=args.overwrite)
         if problem:
             parser.error(f"{flag} {path}: {problem}")
     loaded = []

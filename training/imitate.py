@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from models.checkpoint import save_checkpoint
+from models.checkpoint import save_checkpoint, sidecar_path
 from models.networks import CardNet, PolicyValueNet, build_network
 from training.common.config import ConfigError, check_network_size
 from training.common.device import add_device_arg, resolve_device
@@ -137,6 +137,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser = CommandParser(prog="python -m training.imitate", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", nargs="+", required=True, help="oracle .npz files (same rules)")
     parser.add_argument("--out", required=True, help="checkpoint to write (.pt, with its .json sidecar)")
+    parser.add_argument("--overwrite", action="store_true", help="replace --out (and its .json) if it exists")
     parser.add_argument("--epochs", type=int_at_least(1), default=10, help="passes over the data (default 10)")
     parser.add_argument("--batch", type=int_at_least(1), default=256, help="minibatch size (default 256)")
     parser.add_argument("--lr", type=positive_float(), default=1e-3, help="Adam learning rate (default 1e-3)")
@@ -158,7 +159,10 @@ def main(argv: Sequence[str] | None = None) -> Path:
         parser.error(str(exc))
     if not 0.0 <= args.anchor < 1.0:
         parser.error(f"--anchor {args.anchor} is not allowed: use a share in [0, 1)")
-    problem = output_file_problem(args.out, suffixes=(".pt",))
+    problem = output_file_problem(args.out, suffixes=(".pt",), overwrite=args.overwrite)
+    sidecar = sidecar_path(args.out)
+    if not problem and (sidecar_problem := output_file_problem(sidecar, overwrite=args.overwrite)):
+        problem = f"its sidecar {sidecar.name}: {sidecar_problem}"
     if problem:
         parser.error(f"--out {args.out}: {problem}")
     try:

@@ -159,13 +159,14 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the games (default 0)")
     parser.add_argument("--workers", type=int_at_least(1), default=1, help="worker processes (default 1)")
     parser.add_argument("--out", required=True, help="the .npz file to write")
+    parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if not 0.0 < args.keep <= 1.0:
         parser.error(f"--keep {args.keep} is not allowed: use a share in (0, 1]")
     if args.players > 8:
         parser.error(f"--players {args.players} is not allowed: use 2 to 8")
-    problem = output_file_problem(args.out, suffixes=(".npz",))
+    problem = output_file_problem(args.out, suffixes=(".npz",), overwrite=args.overwrite)
     if problem:
         parser.error(f"--out {args.out}: {problem}")
     rules = Rules(num_players=args.players)

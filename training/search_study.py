@@ -34,7 +34,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from tt_env.agents import make_agent
-from tt_env.cli_checks import CommandParser, int_at_least, seed_arg
+from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
+from tt_env.jsonio import write_json
 from tt_env.engine.rules import Rules
 
 
@@ -115,8 +116,11 @@ def main(argv: Sequence[str] | None = None) -> dict:
                         help="decisions of one player in a game, to scale the gain to points a game (default: "
                              "measured from the data's games)")
     parser.add_argument("--seed", type=seed_arg, default=0)
-    parser.add_argument("--json", default=None)
+    parser.add_argument("--json", default=None, metavar="PATH", help="write the results as JSON to PATH")
+    parser.add_argument("--overwrite", action="store_true", help="replace the --json file if it exists")
     args = parser.parse_args(argv)
+    if args.json and (problem := output_file_problem(args.json, overwrite=args.overwrite)):
+        parser.error(f"--json {args.json}: {problem}")  # before the study, not after it
     try:
         arrays, meta = load_study_data(args.data)
         rules = Rules.from_dict(meta["rules"])
@@ -156,8 +160,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
           f"correlation {result['correlation']:.3f}; the oracle's mean advantage where the estimate is {above}")
     print(f"oracle ceiling (sees the hands): {ceiling['per_game']:+.2f} +- {ceiling['per_game_se']:.2f} a game")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"args": vars(args), "agent": result, "oracle": ceiling}, f)
+        write_json(args.json, {"args": vars(args), "agent": result, "oracle": ceiling})
     return {"agent": result, "oracle": ceiling}
 
 

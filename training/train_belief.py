@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
         device = resolve_device(args.device)
     except ConfigError as exc:
         parser.error(str(exc))
-    problem = output_file_problem(args.out, suffixes=(".pt",))
+    problem = output_file_problem(args.out, suffixes=(".pt",), overwrite=True)  # the pair is checked below
     if problem:
         parser.error(f"--out {args.out}: {problem}")
     if not args.overwrite and any(os.path.lexists(p) for p in (args.out, Path(args.out).with_suffix(".json"))):

@@ -21,7 +21,8 @@ at once, in one line (exit status 2), not after twenty minutes of games.
   where a folder should be, a folder without permission, and a place where the kernel refuses
   new files whatever the permission bits say (``/proc``, ``/sys``, a read-only file system: as
   root, ``os.access`` allows nearly everything) are all found before the run, and nothing is
-  left behind when the run is refused.
+  left behind when the run is refused. An existing file is refused too (:data:`EXISTS`) unless
+  the caller passes ``overwrite=True``: each command that writes files takes ``--overwrite``.
 """
 
 from __future__ import annotations
@@ -268,14 +269,21 @@ def _folder_problem(folder: Path) -> str | None:
     return None
 
 
-def output_file_problem(path: str | os.PathLike, suffixes: Sequence[str] = ()) -> str | None:
+EXISTS = "the file exists: give --overwrite to replace it, or another name"
+"""What :func:`output_file_problem` says of an existing file unless ``overwrite`` (every command's ``--overwrite``)."""
+
+
+def output_file_problem(path: str | os.PathLike, suffixes: Sequence[str] = (), *,
+                        overwrite: bool = False) -> str | None:
     """Why a file cannot be written at ``path`` (``None`` if it can), leaving nothing behind.
 
     Refused: an existing folder (a plotting library would write ``DIR.png`` beside it), a name
     without one of ``suffixes`` (when given, lower case with the dot, such as ``(".gif",)``), an
     existing path that is not a regular file (such as ``/dev/null``: files are replaced
     atomically), a file without write permission, a folder above it that is a file or that has
-    no write permission.
+    no write permission, and, unless ``overwrite`` (the command's ``--overwrite``), a file that
+    exists (:data:`EXISTS`: nothing is replaced without ``--overwrite``). The existing file is
+    reported last, so that ``--overwrite`` is the only remedy left when it is.
     """
     target = _absolute(path)
     if target.is_dir():
@@ -288,7 +296,7 @@ def output_file_problem(path: str | os.PathLike, suffixes: Sequence[str] = ()) -
             return "it exists and is not a regular file"
         if not os.access(target, os.W_OK):
             return "no permission to write it"
-        return _folder_problem(target.parent)
+        return _folder_problem(target.parent) or (None if overwrite else EXISTS)
     return _folder_problem(_nearest_existing(target.parent))
 
 

@@ -48,7 +48,8 @@ interval), and clipped to [0, 1]. The file is strict JSON (no ``NaN``).
 Every argument is checked before a game is played: the numbers (``--games``, ``--workers`` >= 1,
 ``--seed`` >= 0, the rule options), the agents (unknown names, missing or unloadable
 checkpoints) and the output paths (``--json``, ``--plot`` and ``--save-games`` must be
-writable; ``--plot`` and ``--json`` name files, not folders). ``--save-games DIR`` writes
+writable; ``--plot`` and ``--json`` name files, not folders, and an existing one is replaced
+only with ``--overwrite``). ``--save-games DIR`` writes
 ``DIR/seed<S>-deal<NNNNN>-rot<R>.json``; a folder that already holds ``.json`` files is refused
 unless ``--append-games`` is given, and even then no existing file is overwritten.
 """  # noqa: E501  (markdown tables: one row a line)
@@ -232,6 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", metavar="PATH", help="write the report as JSON to the file PATH")
     parser.add_argument("--plot", metavar="PATH",
                         help="write a picture of the score distributions to PATH (.png, .svg or .pdf)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace the --json and --plot files if they exist (never a --save-games record)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--save-games", metavar="DIR",
                         help="save every game as a replayable record in DIR (python -m tt_env.ui.replay)")
@@ -281,7 +284,7 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         parser.error(f"{len(args.agents)} agents given: evaluate {MIN_AGENTS} to {MAX_AGENTS} agents")
     for flag, path, suffixes in (("--json", args.json, ()), ("--plot", args.plot, PLOT_SUFFIXES)):
         if path:
-            problem = output_file_problem(path, suffixes)
+            problem = output_file_problem(path, suffixes, overwrite=args.overwrite)
             if problem:
                 parser.error(f"{flag} {path}: {problem}")
     if args.json and args.plot and os.path.abspath(args.json) == os.path.abspath(args.plot):

@@ -12,8 +12,9 @@ player count it was trained for; other cells are skipped. The markdown table it 
 one in docs/evaluation.md.
 
 Every agent and path is checked before the first game (unknown names, missing or damaged
-checkpoints, a ``--json`` that cannot be written, ``--deals-for`` an agent not ranked), and
-``--json`` is rewritten after every cell, so a crash or Ctrl-C loses at most the cell it was in.
+checkpoints, a ``--json`` that cannot be written or that exists without ``--overwrite``,
+``--deals-for`` an agent not ranked), and ``--json`` is rewritten after every cell, so a crash or
+Ctrl-C loses at most the cell it was in.
 """
 
 from __future__ import annotations
@@ -126,11 +127,12 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
     parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the deals (default 0)")
     parser.add_argument("--workers", type=int_at_least(1), default=1, help="worker processes (default 1)")
     parser.add_argument("--json", metavar="PATH", help="write the rows as JSON to PATH")
+    parser.add_argument("--overwrite", action="store_true", help="replace --json if it exists before the run")
     args = parser.parse_args(argv)
     args.agents = list(dict.fromkeys(args.agents or default_agents()))
     args.players = list(dict.fromkeys(args.players))
     if args.json:
-        problem = output_file_problem(args.json, suffixes=(".json",))
+        problem = output_file_problem(args.json, suffixes=(".json",), overwrite=args.overwrite)
         if problem:
             parser.error(f"--json {args.json}: {problem}")
     deals_for = {}

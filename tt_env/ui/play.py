@@ -7,15 +7,16 @@ You take a seat (``--seat``, default 0) against the agents named (registry names
 the top of the discard pile, then type the card to discard (``7h``, ``10H``, ``Td``, ``qs``:
 any case). ``h`` asks for a hint, ``?`` for help, ``q`` (or Ctrl-C) to quit, with an offer
 to save the game record first (replay it with ``python -m tt_env.ui.replay``). A save that fails
-(a folder that cannot be created, no permission) says why and asks for another file name;
-Enter gives up. When the input ends (stdin closed, or Ctrl-D) the game stops with a message,
-after the same offer to save (``--save FILE`` saves without asking).
+(a folder that cannot be created, no permission, a file of that name already there: it is never
+replaced) says why and asks for another file name; Enter gives up. When the input ends (stdin
+closed, or Ctrl-D) the game stops with a message, after the same offer to save (``--save FILE``
+saves without asking; an existing ``FILE`` is replaced only with ``--overwrite``).
 
 Every argument is checked before the game starts (``--seed`` >= 0, ``--seat`` a seat of the
 table, ``--max-turns-per-round`` >= 1, ``--decks``, ``--rounds``, the opponents and the hint
-agent, ``--save`` a file that can be written). Exit status: 0 the game was played to its end,
-or you quit (``q``, Ctrl-C); 1 an agent failed; 2 a bad command line; 3 the input ended before
-the game was over.
+agent, ``--save`` a file that can be written and does not exist, unless ``--overwrite``).
+Exit status: 0 the game was played to its end, or you quit (``q``, Ctrl-C); 1 an agent failed;
+2 a bad command line; 3 the input ended before the game was over.
 
 :class:`PlaySession` holds the game loop; it reads through an input function and writes to
 a rich ``Console``, so tests drive it with scripted input.
@@ -32,8 +33,8 @@ import numpy as np
 
 from ..actions import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
 from ..agents import Agent, agent_names, make_agent
-from ..cli_checks import (CommandParser, add_rules_arguments, int_at_least, output_file_problem, rounds_arg,
-                          rules_from_args, seed_arg)
+from ..cli_checks import (EXISTS, CommandParser, add_rules_arguments, int_at_least, output_file_problem,
+                          rounds_arg, rules_from_args, seed_arg)
 from ..engine.cards import parse_card
 from ..engine.game import PHASE_DRAW, GameState, legal_actions
 from ..engine.melds import least_penalty
@@ -63,12 +64,14 @@ class PlaySession:
     ``KeyboardInterrupt`` or ``EOFError``); everything shown goes to ``console``. After
     :meth:`run`, ``outcome`` says how the game ended: ``"over"``, ``"quit"`` (``q`` or Ctrl-C),
     ``"input-ended"`` (``EOFError``: stdin closed) or ``"failed"`` (an agent failed; ``run`` raises).
+    ``save_path`` replaces an existing file only with ``overwrite`` (``--overwrite``); a file name
+    typed in the game never replaces one.
     """
 
     def __init__(self, opponents: Sequence[str | Agent], *, rules: Rules | None = None, seat: int = 0,
                  seed: int | None = None, input_fn: Callable[[str], str] | None = None, console: Any = None,
                  hint_agent: str = "expert-v0", save_path: str | Path | None = None,
-                 pause_between_rounds: bool = True) -> None:
+                 pause_between_rounds: bool = True, overwrite: bool = False) -> None:
         require_rich()
         from rich.console import Console
 
@@ -95,6 +98,7 @@ class PlaySession:
         self.hint_agent_name = hint_agent
         self._hint_agent: Agent | None = None
         self.save_path = Path(save_path) if save_path is not None else None
+        self.overwrite = overwrite
         self.pause_between_rounds = pause_between_rounds
         self.recorder = GameRecorder(self.env, self.names)
         self.saved_to: Path | None = None
@@ -260,7 +264,7 @@ class PlaySession:
     def _offer_save(self, *, at_end: bool) -> None:
         """Save the record to ``save_path`` when given, else ask whether and where to save it."""
         if self.save_path is not None:
-            self._save(self.save_path)
+            self._save(self.save_path, overwrite=self.overwrite)
             return
         from rich.markup import escape
 
@@ -277,12 +281,16 @@ class PlaySession:
             return
         self._save(Path(name) if name else default)
 
-    def _save(self, path: Path) -> None:
+    def _save(self, path: Path, *, overwrite: bool = False) -> None:
         """Save the record to ``path``; when that fails, say why and ask for another file name
-        (Enter, Ctrl-C or the end of input gives up), so a game is never dropped without a word."""
+        (Enter, Ctrl-C or the end of input gives up), so a game is never dropped without a word.
+        An existing file is replaced only with ``overwrite`` (``--save`` with ``--overwrite``), never
+        under a name typed here: the player is asked for another one."""
         record = self.recorder.to_record()
         while True:
-            problem = output_file_problem(path)
+            problem = output_file_problem(path, overwrite=overwrite)
+            if problem == EXISTS:  # in the game the remedy is another name, not a flag
+                problem = "a file of that name exists (it is kept)"
             if problem is None:
                 try:
                     self.saved_to = save_record(record, path)
@@ -302,7 +310,7 @@ class PlaySession:
             if not name:
                 self.console.print("Not saved.")
                 return
-            path = Path(name)
+            path, overwrite = Path(name), False
 
 
 def hint_lines(state: GameState, seat: int, suggestion: int | None, agent_name: str) -> list[str]:
@@ -380,13 +388,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hint-agent", default="expert-v0", help="agent whose move the hint shows")
     parser.add_argument("--save", default=None, metavar="FILE",
                         help="save the game record to FILE at the end (or on quitting) without asking")
+    parser.add_argument("--overwrite", action="store_true", help="replace the --save file if it exists")
     add_rules_arguments(parser)
     args = parser.parse_args(argv)
     try:
         require_rich()
     except ValueError as exc:  # MissingDependencyError: rich is not installed
         parser.error(str(exc))
-    if args.save and (problem := output_file_problem(args.save)):
+    if args.save and (problem := output_file_problem(args.save, overwrite=args.overwrite)):
         parser.error(f"--save {args.save}: {problem}")
     num_players = len(args.opponents) + 1
     if args.seat >= num_players:
@@ -396,7 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rules = rules_from_args(args, num_players)
         make_agent(args.hint_agent, rules)  # a bad --hint-agent is found now, not at the first hint
         session = PlaySession(args.opponents, rules=rules, seat=args.seat, seed=args.seed,
-                              hint_agent=args.hint_agent, save_path=args.save)
+                              hint_agent=args.hint_agent, save_path=args.save, overwrite=args.overwrite)
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
     try:

@@ -10,8 +10,9 @@ format version, a malformed one, one whose action is illegal at its point, one w
 after the game's end, or one whose final scores differ from the replay's is refused with a
 one-line error naming the step or the scores. Pictures show every hand (seat ``--seat`` at
 the bottom) unless ``--private`` hides what that seat could not see; each round ends with a
-picture of the hands laid out in melds. ``--gif`` needs a ``.gif`` file name, ``--frames`` a
-folder (created if missing), ``--fps`` a number in (0, 100].
+picture of the hands laid out in melds. ``--gif`` needs a ``.gif`` file name (an existing one
+is replaced only with ``--overwrite``), ``--frames`` a folder (created if missing), ``--fps`` a
+number in (0, 100].
 
 Exit status: 0 the game was replayed (or written); 1 the record is malformed or does not
 replay; 2 a bad command line (a record file that cannot be read, a flag value out of range,
@@ -83,16 +84,32 @@ def save_gif(record: GameRecord, path: str | Path, *, seat: int = 0, private: bo
     return len(images)
 
 
+FRAME_GLOB = "frame_*.png"
+"""The files ``--frames`` writes (``frame_00000.png``, ...)."""
+
+
+def frames_problem(directory: str | Path, overwrite: bool) -> str | None:
+    """Why ``--frames directory`` would replace earlier frames (``None`` when it would not, or may)."""
+    held = sorted(Path(directory).glob(FRAME_GLOB)) if Path(directory).is_dir() else []
+    if held and not overwrite:
+        return (f"it already holds {len(held)} {FRAME_GLOB} file(s) (such as {held[0].name}): give --overwrite to "
+                f"replace them, or another folder")
+    return None
+
+
 def save_frames(record: GameRecord, directory: str | Path, *, seat: int = 0, private: bool = False) -> int:
     """Write the replay as ``frame_00000.png``, ... in ``directory``; returns the number of frames.
 
     The record is replayed once before the first file is written, so a bad record leaves no frames.
+    Frames already in ``directory`` are removed first, so that none of a longer game is left among them.
     """
     from PIL import Image
 
     replay_final(record)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob(FRAME_GLOB):
+        old.unlink()
     count = 0
     for count, (image, _) in enumerate(frames(record, seat=seat, private=private), start=1):
         Image.fromarray(image).save(out / f"frame_{count - 1:05d}.png", optimize=False)
@@ -145,6 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--gif", metavar="OUT.gif", help="render the game to an animated GIF (a .gif file)")
     out.add_argument("--frames", metavar="DIR", help="render the game to numbered PNG files in the folder DIR")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace the --gif file, or the --frames folder's frame_*.png files, if they exist")
     parser.add_argument("--step", action="store_true", help="show the table before each move and wait for Enter")
     parser.add_argument("--seat", type=int, default=0, help="seat at the bottom of the pictures (default 0)")
     parser.add_argument("--private", action="store_true", help="pictures show only what --seat could see")
@@ -157,9 +176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The command line; returns the exit status (argument errors exit with status 2 via ``parser.error``)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.gif and (problem := output_file_problem(args.gif, (".gif",))):
+    if args.gif and (problem := output_file_problem(args.gif, (".gif",), overwrite=args.overwrite)):
         parser.error(f"--gif {args.gif}: {problem}")
-    if args.frames and (problem := output_dir_problem(args.frames)):
+    if args.frames and (problem := output_dir_problem(args.frames) or frames_problem(args.frames, args.overwrite)):
         parser.error(f"--frames {args.frames}: {problem}")
     try:  # what the output needs, before the record is read
         if args.gif or args.frames:
