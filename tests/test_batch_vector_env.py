@@ -22,11 +22,12 @@ def test_make_vec_builds_the_batched_env() -> None:
 
 
 @pytest.mark.parametrize("players,seat,turns", [(2, 0, 200), (3, "rotate", 200), (4, "random", 200), (2, 0, 1),
-                                                (3, "rotate", 2)])
+                                                (3, "rotate", 2), (5, 4, 1)])
 def test_observations_are_the_learners_and_returns_add_up(players: int, seat, turns: int) -> None:
     """Each observation is the learner's view of its table; an episode's rewards add up to the
     relative score of its final totals (rewards earned between episodes are carried over, and so
-    are those of rounds that tiny turn limits end before the learner's first move)."""
+    are those of rounds that tiny turn limits end before the learner's first move; a whole game
+    they end before it is no episode, and its rewards are dropped)."""
     env = ThreeThirteenVectorEnv(num_envs=6, opponents="greedy-v0", seat=seat, num_players=players,
                                  rounds=(1, 2), max_turns_per_round=turns, seed=3)
     obs, info = env.reset(seed=1)

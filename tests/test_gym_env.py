@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import tt_env  # noqa: F401  (registers the id)
-from tt_env.agents import GreedyAgent, RandomAgent
+from tt_env.agents import GreedyAgent, RandomAgent, make_agent
+from tt_env.engine.rules import Rules
 from tt_env.gym_env import ThreeThirteenGymEnv
 from tt_env.three_thirteen_v0 import ILLEGAL_ACTION_REWARD, REWARD_SCALE
 
@@ -63,12 +64,45 @@ def test_rewards_add_up_to_the_game_result(reward_mode: str) -> None:
         assert total == pytest.approx(expected)
 
 
+def test_a_game_the_opponents_end_before_the_learner_moves_is_not_an_episode() -> None:
+    """A turn limit below the player count can end a whole game inside ``reset``: another game is
+    dealt then, so every episode has a legal move first and its rewards add up to the result."""
+    env = ThreeThirteenGymEnv(opponents=["random-v0"], num_players=5, seat=4, rounds=(1, 2), max_turns_per_round=1)
+    rng = np.random.default_rng(0)
+    for seed in range(12):
+        _, info = env.reset(seed=seed)
+        assert info["action_mask"].any() and not env.aec.game_state.game_over
+        total, info, _ = _play(env, seed, rng)
+        scores = info["final_scores"]
+        own = scores[4]
+        assert not info["illegal_action"]
+        assert total == pytest.approx((np.mean(scores[:4]) - own) / REWARD_SCALE)
+
+
 def test_opponents_as_objects_and_repeated() -> None:
-    env = ThreeThirteenGymEnv(opponents=GreedyAgent(), num_players=4, **SHORT)
+    env = ThreeThirteenGymEnv(opponents=GreedyAgent(Rules(num_players=4)), num_players=4, **SHORT)
     assert len(env.opponents) == 3 and env.observation_space.shape == (107 * 4 + 80,)
     _play(env, 0, np.random.default_rng(0))
-    env = ThreeThirteenGymEnv(opponents=[RandomAgent(), "greedy-v0"], **SHORT)
+    env = ThreeThirteenGymEnv(opponents=[RandomAgent(Rules(num_players=3)), "greedy-v0"], **SHORT)
     assert env.rules.num_players == 3
+
+
+@pytest.mark.parametrize("built, game, key", [
+    ({}, {"num_players": 4}, "num_players"),
+    ({"num_players": 3}, {"num_players": 3, "aces": "high_or_low"}, "aces"),
+    ({"num_players": 3}, {"num_players": 3, "decks": 3}, "num_decks"),
+    ({"num_players": 3}, {"num_players": 3, "meld_needs_natural": True}, "meld_needs_natural"),
+])
+def test_an_agent_object_built_for_other_rules_is_refused(built: dict, game: dict, key: str) -> None:
+    """An agent object plays by the rules it was built with: other card values, decks or players
+    would play the env's game wrongly without a word. Rounds and turn limits may differ."""
+    from tt_env.agents import ExpertAgent
+
+    with pytest.raises(ValueError, match=rf"agent .* was built for {key}=.*, but the game has {key}="):
+        ThreeThirteenGymEnv(opponents=ExpertAgent(Rules(**built)), **game)
+    ThreeThirteenGymEnv(opponents=ExpertAgent(Rules(**game)), rounds=(1, 2), max_turns_per_round=40, **game)
+    with pytest.raises(TypeError, match=r"rules=\{'num_players': 3\} is not a Rules: build one with"):
+        make_agent("greedy-v0", {"num_players": 3})  # type: ignore[arg-type]
 
 
 def test_seat_modes_and_seeded_replay() -> None:

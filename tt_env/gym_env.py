@@ -102,6 +102,9 @@ from .env_checks import player_count
 from .three_thirteen_v0 import ILLEGAL_ACTION_REWARD, checked_seed, raw_env
 
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
+MAX_GAMES_WITHOUT_A_MOVE = 1000
+"""``reset`` deals again while the opponents end whole games before the learner's first move (a
+``max_turns_per_round`` below the player count); this many in a row means it may never move."""
 
 
 class ThreeThirteenGymEnv(gymnasium.Env):
@@ -163,13 +166,19 @@ class ThreeThirteenGymEnv(gymnasium.Env):
         self._episodes += 1
         self._agent = f"player_{self.seat}"
         self._opponent_of_seat = {(self.seat + k) % n: self.opponents[k - 1] for k in range(1, n)}
-        self.aec.reset(seed=int(self.np_random.integers(2**63)))
-        self._opponent_rng = np.random.default_rng(int(self.np_random.integers(2**63)))
-        self._done = False
-        # rewards earned before the learner's first move (only possible with tiny turn limits)
-        self._pending, info = self._play_opponents(self._blank_info())
-        obs, info = self._observe(info)
-        return obs, info
+        for _ in range(MAX_GAMES_WITHOUT_A_MOVE):
+            self.aec.reset(seed=int(self.np_random.integers(2**63)))
+            self._opponent_rng = np.random.default_rng(int(self.np_random.integers(2**63)))
+            self._done = False
+            # rewards earned before the learner's first move (only possible with tiny turn limits)
+            self._pending, info = self._play_opponents(self._blank_info())
+            if not self.aec.game_state.game_over:
+                return self._observe(info)
+            # the whole game ended before the learner's first move (tiny turn limits): not an
+            # episode of the learner's, so another game is dealt
+        raise RuntimeError(f"{MAX_GAMES_WITHOUT_A_MOVE} games in a row ended before seat {self.seat} moved "
+                           f"(max_turns_per_round={self.rules.max_turns_per_round}, {self.rules.num_players} "
+                           f"players): raise max_turns_per_round so that every seat gets a turn")
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._done:

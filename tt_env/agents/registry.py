@@ -119,8 +119,10 @@ def make_agent(spec: str | Agent, rules: Rules | None = None, **options: Any) ->
             raise TypeError(f"{spec!r} is not an agent: it needs an act(observation, action_mask, rng) method")
         if options:
             raise ValueError(f"options {sorted(options)} cannot be applied to an agent object")
+        if rules is not None:
+            check_agent_rules(spec, checked_rules(rules))
         return spec
-    rules = rules or Rules()
+    rules = Rules() if rules is None else checked_rules(rules)
     if spec not in _AGENTS:
         _load_plugins()  # trained agents register themselves (needs torch): only when asked for
     if spec in _AGENTS:
@@ -144,6 +146,30 @@ def make_agent(spec: str | Agent, rules: Rules | None = None, **options: Any) ->
                 errors.append(str(exc))
         raise ValueError(f"cannot load checkpoint {spec!r}: " + "; ".join(errors))
     raise ValueError(f"unknown agent {spec!r}: use a checkpoint path or one of {agent_names()}")
+
+
+PLAYING_RULES = ("num_players", "aces", "num_decks", "meld_needs_natural")
+"""What an agent object built for other rules would play wrongly in a game (its player count,
+card values, cards in play, what melds); rounds and turn limits it reads from its observations."""
+
+
+def checked_rules(rules: object) -> Rules:
+    """``rules`` if it is a :class:`Rules`, else a ``TypeError`` saying how to build one."""
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules={rules!r} is not a Rules: build one with tt_env.engine.rules.Rules(...) "
+                        f"(Rules.from_dict for a dict)")
+    return rules
+
+
+def check_agent_rules(agent: Agent, rules: Rules) -> None:
+    """``ValueError`` if ``agent`` has ``rules`` of its own that play the game ``rules`` differently."""
+    own = getattr(agent, "rules", None)
+    if not isinstance(own, Rules):
+        return
+    for key in PLAYING_RULES:
+        if getattr(own, key) != getattr(rules, key):
+            raise ValueError(f"agent {agent!r} was built for {key}={getattr(own, key)!r}, but the game has "
+                             f"{key}={getattr(rules, key)!r}: build it for the game's rules (make_agent(name, rules))")
 
 
 def check_options(factory: Callable[..., Any], options: dict[str, Any], spec: str) -> None:

@@ -140,11 +140,12 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         self._start_episodes(every)
         ts = self.game.reset(seed=seed)
         info = self._blank_info()
-        # rewards earned before the learner's first move (only possible with tiny turn limits), as tt_env.gym_env
+        # rewards earned before the learner's first move (only possible with tiny turn limits), as
+        # tt_env.gym_env; a game the opponents ended meanwhile was not an episode: its rewards are dropped
         before = torch.zeros(self.num_envs, device=self.device)
-        ts, pending = self._play_opponents(ts, info, torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
-                                           before)
-        self._pending = before + pending
+        ended = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        ts, pending = self._play_opponents(ts, info, ended, before)
+        self._pending = torch.where(ended, pending, before + pending)
         return self._out_obs(ts, info)
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict]:
@@ -212,8 +213,8 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         """Let the other seats act until the learner is to move at every table.
 
         Rewards go to ``reward`` until a table's episode ends (``done``), then to the next
-        episode's pending reward; a game that ends during these moves sets ``done`` and its
-        learner's ``final_obs``."""
+        episode's pending reward (dropped if that game, too, ends before the learner moves: tiny
+        turn limits); a game that ends during these moves sets ``done`` and its learner's ``final_obs``."""
         n = self.rules.num_players
         rows = self._rows
         pending = torch.zeros(self.num_envs, device=self.device)
@@ -235,7 +236,8 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
             ts = self.game.step(actions, active=waiting, final_seat=self.seat)
             got = ts.rewards[rows, self.seat]
             reward += torch.where(done, 0.0, got)
-            pending += torch.where(done, got, 0.0)
+            # a game that ends before the learner's first move in it was no episode: its rewards go
+            pending = torch.where(done & ts.game_over, 0.0, pending + torch.where(done, got, 0.0))
             if final_obs is not None:
                 final_obs.copy_(torch.where((ts.game_over & ~done).unsqueeze(1), ts.final_observation, final_obs))
             self._events(ts, info, done)
