@@ -126,6 +126,24 @@ def test_frames_are_replaced_only_with_overwrite_and_none_of_a_longer_game_is_le
     assert written[0] == "frame_00000.png" and "frame_99999.png" not in written
 
 
+def test_a_gif_whose_frames_would_not_fit_in_memory_is_refused_before_any(record_data, tmp_path, capsys,
+                                                                         monkeypatch):
+    """Pillow holds every frame of a GIF until it writes it: a game too long for the memory bound is
+    refused by name (--frames writes one picture at a time instead), and nothing is written."""
+    import tt_env.ui.replay as replay
+
+    pytest.importorskip("PIL")
+    path, gif = str(_write(tmp_path, record_data)), tmp_path / "g.gif"
+    frames_at_most = len(record_data["actions"]) + 2
+    monkeypatch.setattr(replay, "MAX_GIF_BYTES", 454 * 1000 * frames_at_most - 1)  # a 2-player frame: 1000x454
+    code, line = _status([path, "--gif", str(gif)], capsys)
+    assert code == 2 and f"--gif {gif}: a GIF of this game holds up to {frames_at_most:,} frames of 1000x454 " \
+                         "pixels in memory" in line and "use --frames DIR" in line
+    assert not gif.exists()
+    monkeypatch.setattr(replay, "MAX_GIF_BYTES", 454 * 1000 * frames_at_most)
+    assert _status([path, "--gif", str(gif)], capsys)[0] == 0 and gif.stat().st_size > 0
+
+
 @pytest.mark.parametrize("seat", ["2", "-1"])
 def test_seat_must_be_a_seat_of_the_game(seat, record_data, tmp_path, capsys):
     code, line = _status([str(_write(tmp_path, record_data)), "--seat", seat], capsys)

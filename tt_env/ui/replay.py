@@ -67,13 +67,34 @@ def frames(record: GameRecord, *, seat: int = 0, private: bool = False) -> Itera
         yield render_table(state, seat, reveal_all=not private), False
 
 
+MAX_GIF_BYTES = 1 << 30
+"""Most memory the frames of one GIF may take (Pillow holds every frame until it writes the file)."""
+
+
+def gif_problem(record: GameRecord, seat: int = 0, private: bool = False) -> str | None:
+    """Why the GIF of ``record`` would take more than :data:`MAX_GIF_BYTES` of frames (None if it fits):
+    one byte a pixel a frame, and at most a frame per action plus one per round's end."""
+    first, _ = next(frames(record, seat=seat, private=private))
+    count = len(record.actions) + len(record.rules.rounds) + 1
+    need = count * first.shape[0] * first.shape[1]
+    if need <= MAX_GIF_BYTES:
+        return None
+    return (f"a GIF of this game holds up to {count:,} frames of {first.shape[1]}x{first.shape[0]} pixels in memory "
+            f"({need / 2**30:.1f} GiB, over the {MAX_GIF_BYTES / 2**30:.0f} GiB allowed): use --frames DIR, which "
+            f"writes one picture at a time")
+
+
 def save_gif(record: GameRecord, path: str | Path, *, seat: int = 0, private: bool = False,
              fps: float = 4.0, round_end_seconds: float = 3.0) -> int:
-    """Write the replay as an animated GIF; returns the number of frames."""
+    """Write the replay as an animated GIF; returns the number of frames. ``ValueError`` for a game
+    whose frames would take more than :data:`MAX_GIF_BYTES` (:func:`gif_problem`)."""
     from PIL import Image
 
     from .render_image import color_sample
 
+    problem = gif_problem(record, seat, private)
+    if problem:
+        raise ValueError(problem)
     palette = Image.fromarray(color_sample()).quantize(colors=128, method=Image.Quantize.MEDIANCUT)
     images, durations = [], []
     for image, round_end in frames(record, seat=seat, private=private):
@@ -199,6 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         replay_final(record)  # every step, what follows the end and the final scores, before any output
     except ValueError as exc:
         return _bad_record(exc, args.record)
+    if args.gif and (problem := gif_problem(record, args.seat, args.private)):
+        parser.error(f"--gif {args.gif}: {problem}")
     if args.gif or args.frames:
         try:
             if args.gif:
