@@ -28,7 +28,12 @@ from training.ppo.batch_config import BatchPPOConfig
     ("anneal_end_step=1.5", "anneal_end_step=1.5 has the wrong type"),
     ("opponents={self: 1.5, greedy-v0: -0.5}", r"^opponents\.self=1\.5 is not allowed: use a fraction in \[0, 1\]$"),
     ("critic_hidden_sizes=[]",
-     r"^critic_hidden_sizes=\[\] is not allowed: use a non-empty list of ints from 1 to 4096$"),
+     r"^critic_hidden_sizes=\[\] is not allowed: use a non-empty list of at most 64 ints from 1 to 4096$"),
+    ("critic_hidden_sizes=[4096, 4096, 4096, 4096]",
+     r"^critic_hidden_sizes: the privileged critic would have 52,637,697 parameters, over the 50,000,000 allowed: "
+     r"use fewer or smaller layers$"),
+    (f"critic_hidden_sizes={[1] * 65}",
+     r"^critic_hidden_sizes=\[1, 1, 1, 1, 1, 1, 1, 1, \.\.\.\] is not allowed: use a non-empty list of at most 64 "),
     ("init_checkpoint=/nonexistent.pt",
      r"^init_checkpoint='/nonexistent.pt' is not allowed: use an existing checkpoint file$"),
     ("network=resnet", r"^network='resnet' is not allowed: use one of \['cardnet', "),
@@ -41,12 +46,18 @@ def test_bad_config_is_a_clear_error(tmp_path, override, message):
 
 
 def test_the_config_s_bounds_themselves_are_allowed_and_one_past_them_is_not(tmp_path):
-    """The largest rollout (2**24 moves: 524,288 steps of 32 tables) and the fractions 0 and 1 pass."""
-    cfg = config(tmp_path, "edge", "num_tables=32", "rollout_steps=524288", "opponents={self: 1, pool: 0}")
-    assert cfg.rollout_steps * cfg.num_tables == 1 << 24 and cfg.table_counts()["self"] == cfg.num_tables
-    with pytest.raises(ConfigError, match=r"^rollout_steps=524289 is not allowed: use an int with rollout_steps \* "
-                                          r"num_tables \(moves per rollout\) from num_minibatches \(2\) to 16777216$"):
-        config(tmp_path, "edge", "num_tables=32", "rollout_steps=524289")
+    """The largest rollout (2**20 moves, as selfplay's: 32,768 steps of 32 tables) and the fractions 0 and 1
+    pass; the largest critic (two layers of 4096) too."""
+    cfg = config(tmp_path, "edge", "num_tables=32", "rollout_steps=131072", "opponents={self: 1, pool: 0}")
+    assert cfg.rollout_steps * cfg.num_tables == 1 << 22 and cfg.table_counts()["self"] == cfg.num_tables
+    for sizes in ([4096, 4096], [1] * 64):
+        assert config(tmp_path, "edge", f"critic_hidden_sizes={sizes}").critic_hidden_sizes == sizes
+    with pytest.raises(ConfigError, match=r"^rollout_steps=131073 is not allowed: use an int with rollout_steps \* "
+                                          r"num_tables \(moves per rollout\) from num_minibatches \(2\) to 4194304: "
+                                          r"each move takes several kB of memory$"):
+        config(tmp_path, "edge", "num_tables=32", "rollout_steps=131073")
+    with pytest.raises(ConfigError, match=r"^rollout_steps=8 is not allowed: .* to 4194304"):
+        config(tmp_path, "edge", f"num_tables={1 << 20}", "rollout_steps=8")
 
 
 def test_the_saved_config_has_no_selfplay_key(tmp_path):

@@ -175,9 +175,10 @@ def test_a_folder_holding_a_run_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert info.value.code == 2
     assert str(tmp_path / "twice") in err and "--resume" in err and "--overwrite" in err
-    (tmp_path / "twice" / "marker").write_text("old run")
+    (tmp_path / "twice" / "main_job_eval.json").write_text("[]")  # the old run's, not this one's
     selfplay.main(argv + ["--overwrite"])
-    assert not (tmp_path / "twice" / "marker").exists() and (tmp_path / "twice" / "checkpoints" / "final.pt").exists()
+    assert not (tmp_path / "twice" / "main_job_eval.json").exists()
+    assert (tmp_path / "twice" / "checkpoints" / "final.pt").exists()
 
 
 def test_other_folders_are_never_overwritten(tmp_path):

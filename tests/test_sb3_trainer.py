@@ -51,8 +51,8 @@ def test_a_second_run_in_a_folder_is_refused_unless_overwrite(tmp_path) -> None:
     train_sb3.train(cfg)
     with pytest.raises(RunExistsError, match="already holds a run: add --resume to continue it, or --overwrite"):
         train_sb3.train(cfg)
-    marker = tmp_path / "sb3" / "marker"
-    marker.write_text("old run")
+    marker = tmp_path / "sb3" / "main_job_eval.json"  # a file of the old run that this one does not write
+    marker.write_text("[]")
     train_sb3.train(cfg, overwrite=True)
     assert not marker.exists() and (tmp_path / "sb3" / "checkpoints" / "final.pt").exists()
 

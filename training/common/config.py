@@ -24,14 +24,13 @@ from typing import Any, TypeVar
 import yaml
 
 from training.common.config_files import resolve_config
+from training.common.value_checks import (INT_LIMITS, MAX_ROLLOUT, ConfigError, check_agents_fit, check_network_size,
+                                          check_value_size, short)
+from training.common.value_checks import check as _check
 from tt_env.cli_checks import CommandParser
 from tt_env.engine.rules import Rules
 
 C = TypeVar("C", bound="BaseConfig")
-
-
-class ConfigError(ValueError):
-    """A config file or override is invalid; the message names the key and the allowed values."""
 
 
 @dataclass
@@ -132,6 +131,7 @@ class BaseConfig(RunConfig):
                self.eval_opponents, f"a non-empty list of registered agents {known}")
         for name in self.eval_opponents:
             _check(isinstance(name, str) and name in known, "eval_opponents", name, f"registered agents {known}")
+        check_agents_fit("eval_opponents", self.eval_opponents, self.eval_rules())  # not at the first evaluation
 
     def eval_rules(self) -> Rules:
         """Rules of the evaluation games: the training rules over every round."""
@@ -245,49 +245,10 @@ VEC_ENVS = ("subproc", "dummy", "batched")
 """``SB3Config.vec_env``: how ``training/train_sb3.py`` runs its environments."""
 
 
-# ---------------------------------------------------------------- limits
-MAX_ROLLOUT = 1 << 20
-"""Most learner steps one rollout may hold (``rollout_steps``; SB3's ``n_steps * num_envs``): a
-buffer of observations this long takes about 1.2 GB of memory already."""
-INT_LIMITS = {"total_steps": 10 ** 12, "num_envs": 1024, "torch_threads": 1024, "eval_deals": 1_000_000,
-              "rollout_steps": MAX_ROLLOUT, "update_epochs": 10_000, "num_minibatches": MAX_ROLLOUT,
-              "pool_size": 1000, "n_steps": MAX_ROLLOUT, "n_epochs": 10_000}
-"""Integer fields (of whichever config has them) and their largest allowed value (the smallest is 1):
-large enough for any real run, small enough that a typo cannot ask for all the memory there is."""
-
-
-def check_network_size(network: str, kwargs: dict[str, Any], key: str) -> None:
-    """Refuse a network whose options are unknown or whose size is out of bounds, before allocating it.
-
-    The same bounds as a checkpoint's sidecar (:func:`models.checkpoint.check_sizes`: layer sizes
-    up to ``MAX_LAYER_SIZE``, ``MAX_PARAMETERS`` parameters, counted on the ``meta`` device).
-    """
-    import torch
-
-    from models.checkpoint import MAX_PARAMETERS, CheckpointError, check_sizes
-    from models.networks import build_network
-
-    try:
-        check_sizes(kwargs, where=key)
-        with torch.device("meta"):  # shapes only: nothing is allocated
-            size = sum(p.numel() for p in build_network(network, **kwargs).parameters())
-    except CheckpointError as exc:
-        raise ConfigError(str(exc)) from None
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{key}: {exc}") from None
-    if size > MAX_PARAMETERS:
-        raise ConfigError(f"{key}: the network would have {size:,} parameters, over the {MAX_PARAMETERS:,} allowed")
-
-
 # ---------------------------------------------------------------- loading
 RUN_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*$")
 MAX_CONFIG_BYTES = 1 << 20
 """A config file larger than this is refused before it is read."""
-
-
-def _check(ok: Any, key: str, value: Any, allowed: str) -> None:
-    if not ok:
-        raise ConfigError(f"{key}={value!r} is not allowed: use {allowed}")
 
 
 def _type_ok(value: Any, annotation: Any) -> bool:
@@ -314,13 +275,14 @@ def from_dict(cls: type[C], data: dict[str, Any]) -> C:
         raise ConfigError(f"unknown config key(s) {unknown}: allowed are {sorted(fields)}")
     data = dict(data)
     for key, value in data.items():
+        check_value_size(key, value)  # before anything walks or prints it
         if isinstance(value, str) and hints[key] is float:
             try:
                 data[key] = value = float(value)  # YAML reads 1e-3 (no dot) as a string
             except ValueError:
                 pass
         if not _type_ok(value, hints[key]):
-            raise ConfigError(f"{key}={value!r} has the wrong type: expected {fields[key].type}")
+            raise ConfigError(f"{key}={short(value)} has the wrong type: expected {fields[key].type}")
     values = {k: float(v) if hints[k] is float else v for k, v in data.items()}
     config = cls(**values)
     config.validate()
@@ -442,7 +404,8 @@ def add_run_folder_args(parser: argparse.ArgumentParser) -> None:
                        help="continue the run in <run_dir>/<name> from checkpoints/latest.pt (with --set "
                             "total_steps=N: train a finished run longer)")
     group.add_argument("--overwrite", action="store_true",
-                       help="delete the run in <run_dir>/<name> and start again")
+                       help="delete the run in <run_dir>/<name> and start again (only what a run writes: a "
+                            "folder that holds other files is refused)")
 
 
 def parse_config(parser: argparse.ArgumentParser, cls: type[C], args: argparse.Namespace) -> C:

@@ -37,6 +37,7 @@ from tt_env.observation import OBS_VERSION
 from .config import ConfigError
 from .device import to_cpu
 from .run_utils import RunDir
+from .value_checks import short as _short
 
 TENSORS = "resume-tensors.pt"
 STATE = "resume.json"
@@ -147,11 +148,6 @@ def check_state(state: dict[str, Any], tensors: dict[str, Any], where: str, keys
     missing = [k for k in tensor_keys if k not in tensors]
     if missing:
         raise CheckpointError(f"{where} is damaged: its tensors lack {missing}")
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def load_latest(run: RunDir, trainer: str, keys: Mapping[str, Check] | None = None,

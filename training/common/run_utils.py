@@ -3,11 +3,14 @@
 Every run writes to ``<run_dir>/<name>/``: ``config.yaml`` (the resolved config),
 ``tb/`` (TensorBoard events), ``checkpoints/`` (our checkpoint format, ``models.checkpoint``),
 ``eval.json`` (every evaluation) and ``learning_curve.png`` (score difference against each
-evaluation opponent over training steps).
+evaluation opponent over training steps); ``training.main_job`` adds ``main_job_eval.json``.
 
-A folder that already holds a run is never silently reused: starting there again needs
-``--resume`` (continue it) or ``--overwrite`` (delete it and start again), and nothing is
-created before the run has been fully built (:meth:`RunDir.check_can_start`, :meth:`RunDir.create`).
+A folder that already holds a run (its ``config.yaml`` or ``checkpoints/latest.json``) is never
+silently reused: starting there again needs ``--resume`` (continue it) or ``--overwrite`` (delete
+it and start again), and nothing is created before the run has been fully built
+(:meth:`RunDir.check_can_start`, :meth:`RunDir.create`). ``--overwrite`` deletes only what a run
+writes (:data:`RUN_FILES`, :data:`RUN_FOLDERS` and the files in them): a folder that also holds
+anything else is refused, naming it, and nothing is deleted.
 While a run writes its folder it holds the folder's lock (``run.lock``, :mod:`training.common.run_lock`):
 ``--overwrite`` and ``--resume`` of a folder whose run is still going are refused, naming the
 process that holds it.
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -31,8 +34,21 @@ from tt_env.jsonio import write_json
 from tt_env.evaluation.duplicate import DEFAULT_BATCH_SIZE, run_deals
 from .run_lock import LOCK_NAME, RunFolderError, RunInUseError, RunLock
 
-__all__ = ["EvalResult", "RunDir", "RunExistsError", "RunFolderError", "RunInUseError", "TrainingDiverged",
-           "evaluate_agent", "format_results", "plot_learning_curve"]
+__all__ = ["EvalResult", "RUN_FILES", "RUN_FOLDERS", "RunDir", "RunExistsError", "RunFolderError", "RunInUseError",
+           "TrainingDiverged", "evaluate_agent", "format_results", "plot_learning_curve"]
+
+RUN_FILES = ("config.yaml", "eval.json", "learning_curve.png", "main_job_eval.json")
+"""The files a run writes at the top of its folder (besides its lock, ``run.lock``), each also as a
+temporary ``NAME.tmp`` or ``.NAME.tmp`` (an atomic write, ``training.long_run``'s copy) while it writes."""
+RUN_FOLDERS = {"checkpoints": re.compile(r"^\.?(latest|final|step_\d+)\."),
+               "tb": re.compile(r"^events\.out\.tfevents\.")}
+"""The folders a run writes, with the names of the files it writes in them: checkpoints (with their
+sidecars, attachments and the temporary files of a save) and TensorBoard event files (in ``tb/`` or,
+for SB3, in one folder level below it)."""
+_TOP_NAMES = "(" + "|".join(re.escape(n) for n in RUN_FILES) + ")"
+_TOP_FILE = re.compile(rf"^(?:{_TOP_NAMES}|{_TOP_NAMES}\.tmp|\.{_TOP_NAMES}\.tmp)$")
+_LOCK_FILE = re.compile(rf"^(?:{re.escape(LOCK_NAME)}|\.{re.escape(LOCK_NAME)}\.[0-9a-f]+\.(?:tmp|stale))$")
+"""The lock and the files a process writes beside it while it takes the lock (never deleted here)."""
 
 
 @dataclass
@@ -103,8 +119,42 @@ class RunDir:
         self.lock = RunLock(self.path)
 
     def holds_run(self) -> bool:
-        """Whether the folder holds a run (its config or checkpoints)."""
-        return (self.path / "config.yaml").exists() or self.checkpoints.exists()
+        """Whether the folder holds a run: its ``config.yaml`` (written first) or ``checkpoints/latest.json``."""
+        return (self.path / "config.yaml").is_file() or (self.checkpoints / "latest.json").is_file()
+
+    def run_entries(self) -> tuple[list[Path], list[str]]:
+        """(what a run wrote in the folder, deepest first; the names of everything else in it).
+
+        The lock is in neither list: ``--overwrite`` never deletes it.
+        """
+        ours: list[Path] = []
+        others: list[str] = []
+        for entry in sorted(self.path.iterdir()):
+            if _LOCK_FILE.match(entry.name):
+                continue
+            if entry.name in RUN_FOLDERS and entry.is_dir() and not entry.is_symlink():
+                self._sort_folder(entry, RUN_FOLDERS[entry.name], entry.name == "tb", ours, others)
+            elif _TOP_FILE.match(entry.name) and (entry.is_symlink() or not entry.is_dir()):
+                ours.append(entry)
+            else:
+                others.append(entry.name)
+        return ours, others
+
+    def _sort_folder(self, folder: Path, names: re.Pattern, nested: bool, ours: list[Path],
+                     others: list[str]) -> None:
+        """Sort ``folder``'s entries into ``ours`` (files matching ``names``; with ``nested``, folders of
+        them one level down) and ``others`` (their paths in the run folder), then ``folder`` itself."""
+        for entry in sorted(folder.iterdir()):
+            if entry.is_dir() and not entry.is_symlink():
+                if nested:
+                    self._sort_folder(entry, names, False, ours, others)
+                else:
+                    others.append(entry.relative_to(self.path).as_posix())
+            elif names.match(entry.name):
+                ours.append(entry)
+            else:
+                others.append(entry.relative_to(self.path).as_posix())
+        ours.append(folder)
 
     def _check_writable(self) -> None:
         problem = output_dir_problem(self.path)
@@ -120,13 +170,17 @@ class RunDir:
             return
         self.lock.check_free("--overwrite would delete its files under it" if overwrite else
                              "a second run cannot start there")
-        if self.holds_run():
-            if not overwrite:
-                raise RunExistsError(f"run folder {str(self.path)!r} already holds a run: add --resume to continue "
-                                     f"it, or --overwrite to delete it and start again")
-        elif any(p.name != LOCK_NAME for p in self.path.iterdir()):
-            raise RunFolderError(f"folder {str(self.path)!r} exists and is not a run folder (no config.yaml or "
-                                 f"checkpoints/): choose another name or run_dir, or empty it")
+        ours, others = self.run_entries()
+        where = str(self.path)
+        if others and not self.holds_run():
+            raise RunFolderError(f"folder {where!r} exists and is not a run folder: it holds {_names(others)}, "
+                                 f"which a run does not write: choose another name or run_dir, or remove them")
+        if (ours or others) and not overwrite:
+            raise RunExistsError(f"run folder {where!r} already holds a run: add --resume to continue it, or "
+                                 f"--overwrite to delete it and start again")
+        if others:
+            raise RunFolderError(f"--overwrite: run folder {where!r} also holds {_names(others)}, which a run does "
+                                 f"not write: nothing was deleted; choose another name or run_dir, or remove them")
 
     def check_can_resume(self) -> None:
         """Raise :class:`RunFolderError` unless the folder holds a run with ``checkpoints/latest.pt`` that no
@@ -146,15 +200,21 @@ class RunDir:
         self.path.mkdir(parents=True, exist_ok=True)
         self.lock.acquire("--overwrite would delete its files under it" if overwrite else
                           "a second run cannot start there")
-        if overwrite and self.holds_run():
-            for entry in self.path.iterdir():
-                if entry.name == LOCK_NAME:
-                    continue
-                if entry.is_dir() and not entry.is_symlink():
-                    shutil.rmtree(entry)
-                else:
-                    entry.unlink()
+        if overwrite:
+            self._delete_run_files()
         self.checkpoints.mkdir(parents=True, exist_ok=True)
+
+    def _delete_run_files(self) -> None:
+        """Delete what a run wrote here (:meth:`run_entries`), nothing else: a folder that holds anything
+        more keeps it (a file put there since :meth:`check_can_start` keeps its folder too)."""
+        for entry in self.run_entries()[0]:
+            if entry.is_dir() and not entry.is_symlink():
+                try:
+                    entry.rmdir()
+                except OSError:  # not empty: something else came in meanwhile
+                    pass
+            else:
+                entry.unlink(missing_ok=True)
 
     def acquire_for_resume(self) -> None:
         """Take the folder's lock to continue its run (:class:`RunInUseError` if a live process holds it)."""
@@ -174,6 +234,12 @@ class RunDir:
         write_json(self.path / "eval.json", self.history)
         if self.history:
             plot_learning_curve(self.history, self.curve_png)
+
+
+def _names(names: Sequence[str], most: int = 5) -> str:
+    """The first ``most`` of ``names`` as a list, and how many more, for a one-line message."""
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return f"{list(names[:most])}{more}"
 
 
 def plot_learning_curve(history: Sequence[dict[str, Any]], path: str | Path) -> None:

@@ -24,13 +24,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.common.config import BaseConfig, ConfigError, _check, check_network_size
+from training.common.config import BaseConfig, ConfigError
 from training.common.device import DEVICE_PATTERN
+from training.common.value_checks import check as _check
+from training.common.value_checks import check_mlp_size, check_network_size
 
 TABLE_KINDS = ("self", "pool", "greedy-v0", "random-v0", "expert-v0")
 """Who holds the non-learner seats of a table (``self``: nobody, every seat is the learner). New kinds
 go at the end: a table's kind follows this order, so a run's tables keep their kinds."""
 MAX_TABLES = 1 << 20
+MAX_MOVES = 1 << 22
+"""Most moves one rollout may hold (``rollout_steps * num_tables``): a learner move keeps its
+network input and legal mask, with the privileged critic also the global state (2.5 to 10 kB,
+twice that while the rollout's parts are joined), so this many take 10 to 80 GB, a large GPU's
+memory (a CPU run meets its memory well before: 2**20 moves are several GB)."""
 DEVICE = DEVICE_PATTERN
 """The allowed ``device`` values (``training.common.device``, shared by every trainer)."""
 
@@ -89,12 +96,13 @@ class BatchPPOConfig(BaseConfig):
         super().validate()
         from models.networks import NETWORKS
         from tt_env.batch.game import MAX_BATCH_DECKS
+        from tt_env.observation.state import state_size
 
         _check(1 <= self.num_tables <= MAX_TABLES, "num_tables", self.num_tables, f"an int from 1 to {MAX_TABLES}")
         moves = self.rollout_steps * self.num_tables
-        _check(self.num_minibatches <= moves <= 1 << 24, "rollout_steps", self.rollout_steps,
+        _check(self.num_minibatches <= moves <= MAX_MOVES, "rollout_steps", self.rollout_steps,
                f"an int with rollout_steps * num_tables (moves per rollout) from num_minibatches "
-               f"({self.num_minibatches}) to 16777216")
+               f"({self.num_minibatches}) to {MAX_MOVES}: each move takes several kB of memory")
         _check(self.train_rules().num_decks <= MAX_BATCH_DECKS, "rules", self.rules,
                f"rules of at most {MAX_BATCH_DECKS} decks (the batched engine's limit)")
         _check(self.network in NETWORKS, "network", self.network, f"one of {sorted(NETWORKS)}")
@@ -109,10 +117,8 @@ class BatchPPOConfig(BaseConfig):
             _check(isinstance(share, (int, float)) and not isinstance(share, bool) and math.isfinite(share)
                    and 0 <= share <= 1, f"opponents.{kind}", share, "a fraction in [0, 1]")
         _check(abs(sum(mix.values()) - 1.0) < 1e-6, "opponents", mix, "fractions that sum to 1")
-        _check(isinstance(self.critic_hidden_sizes, list) and self.critic_hidden_sizes
-               and all(isinstance(h, int) and not isinstance(h, bool) and 1 <= h <= 4096
-                       for h in self.critic_hidden_sizes),
-               "critic_hidden_sizes", self.critic_hidden_sizes, "a non-empty list of ints from 1 to 4096")
+        check_mlp_size("critic_hidden_sizes", "the privileged critic", state_size(self.num_players) + self.num_players,
+                       self.critic_hidden_sizes)
         if self.init_checkpoint is not None:
             _check(Path(self.init_checkpoint).exists(), "init_checkpoint", self.init_checkpoint,
                    "an existing checkpoint file")
