@@ -57,6 +57,7 @@ def test_every_rule_option_is_a_parameter_with_our_defaults() -> None:
     ({"rounds": "12"}, r"rounds=\[12\] is not allowed: use an integer 1\.\.11"),
     ({"aces": "high"}, r"aces='high' is not allowed: use one of \['low', 'high_or_low'\]"),
     ({"decks": -1}, r"decks=-1 is not allowed: use 0 \(auto"),
+    ({"decks": 65}, r"decks=65 is not allowed: use 0 \(auto: .*\) or a number of decks from 1 to 64$"),
     ({"num_players": 9}, r"num_players=9 is not allowed: use an integer 2\.\.8"),
     ({"max_turns_per_round": 0}, r"max_turns_per_round=0 is not allowed: use an integer >= 1"),
 ])

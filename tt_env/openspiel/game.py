@@ -92,7 +92,7 @@ from ..actions import action_name
 from ..engine import game as engine
 from ..engine.chosen_cards import cards_to_deal, collect_deal, deal_card, stack_stock
 from ..engine.cards import card_str, card_value
-from ..engine.rules import Rules, hand_size, option_names
+from ..engine.rules import MAX_DECKS, Rules, hand_size, option_names
 from ..engine.scoring import REWARD_SCALE, relative_returns
 from .observer import make_observer
 from .resample import resample
@@ -138,9 +138,9 @@ def rules_from_params(params: Mapping[str, Any]) -> Rules:
     decks = values.get("decks")
     if decks == 0 and not isinstance(decks, bool):
         values["decks"] = "auto"
-    elif isinstance(decks, int) and not isinstance(decks, bool) and decks < 0:
+    elif isinstance(decks, int) and not isinstance(decks, bool) and not 0 <= decks <= MAX_DECKS:
         raise ValueError(f"decks={decks!r} is not allowed: use 0 (auto: 1 deck for 2 players, 2 for 3-4, "
-                         f"more beyond) or a number of decks >= 1")
+                         f"more beyond) or a number of decks from 1 to {MAX_DECKS}")
     rules = Rules.from_dict(values)
     longest = game_info_numbers(rules)["max_game_length"]
     if longest > _MAX_CPP_INT:
