@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 from step_trace import RecordedGraphs, stand_in
-from test_batch_ppo import config
+from batch_ppo_runs import config
 
 from models.networks import MLPPolicy
 from training.ppo.batch_collect import BatchTables

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-import test_batch_ppo
+import batch_ppo_runs
 import test_resume
 from models.checkpoint import CheckpointError, read_metadata, save_checkpoint
 from models.networks import build_network
@@ -79,7 +79,7 @@ def poison_after(module, monkeypatch) -> None:
 
 @pytest.mark.parametrize("trainer", ["selfplay", "batch_ppo"])
 def test_both_trainers_exit_1_on_a_diverged_update_and_keep_no_bad_checkpoint(tmp_path, monkeypatch, trainer) -> None:
-    module, tests = (selfplay, test_resume) if trainer == "selfplay" else (batch_ppo, test_batch_ppo)
+    module, tests = (selfplay, test_resume) if trainer == "selfplay" else (batch_ppo, batch_ppo_runs)
     poison_after(module, monkeypatch)
     args = [f"{k}={v}" for k, v in (("run_dir", tmp_path), ("name", "run"))] + tests.TINY
     with pytest.raises(SystemExit) as stop:
