@@ -53,7 +53,7 @@ def test_a_port_in_use_is_refused_before_serving(capsys) -> None:
 
 
 def test_loopback_names_only_unless_host_says_otherwise() -> None:
-    assert allowed_hosts("127.0.0.1") == ["127.0.0.1", "localhost"]
+    assert allowed_hosts("127.0.0.1") == ["127.0.0.1", "localhost", "[::1]", "::1"]
     assert allowed_hosts("0.0.0.0") == ["*"]
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5") and not is_loopback("example.org")

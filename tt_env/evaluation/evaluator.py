@@ -118,21 +118,24 @@ def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = 
     else:
         deals = run_deals(list(specs), rules, games, seed, workers, on_deal=on_deal,
                           allow_rule_mismatch=allow_rule_mismatch, batch_size=batch_size)
-    seconds = time.perf_counter() - start
+    return build_report(deals, specs, games, seed, rules, time.perf_counter() - start), deals
+
+
+def build_report(records: list, specs: Sequence[str], games: int, seed: int, rules: Rules, seconds: float) -> dict:
+    """The JSON report of ``games`` deals' game ``records`` among ``specs`` (:func:`evaluate`'s)."""
     played = games * len(specs)
-    report = {
+    return {
         "format": FORMAT,
         "games": games,
         "seatings": len(specs),
         "games_played": played,
         "seed": seed,
         "rules": rules.to_dict(),
-        **summarize(deals, list(specs)),
+        **summarize(records, list(specs)),
         "ci_method": CI_METHOD,
         "seconds": seconds,
         "games_per_second": played / seconds if seconds > 0 else 0.0,
     }
-    return report, deals
 
 
 MAX_LABEL = 16

@@ -11,10 +11,7 @@ pages to their own scripts (a Content-Security-Policy of ``'self'``). A refused 
 
 from __future__ import annotations
 
-import asyncio
 import secrets
-import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,13 +31,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..engine.rules import ACES_OPTIONS, ALL_ROUNDS, MAX_DECKS, MAX_PLAYERS, MIN_PLAYERS, Rules
 from ..jsonio import to_strict
 from .catalog import AgentCatalog
-from .config import DEFAULT_MAX_GAMES, DEFAULT_MAX_JOBS, LOOPBACK_HOSTS, MAX_WORK_SECONDS
+from .config import DEFAULT_MAX_GAMES, DEFAULT_MAX_JOBS, LOOPBACK_HOSTS, MAX_EVAL_SECONDS, MAX_WORK_SECONDS
 from .play_game import HUMAN, AgentFailed, PlayGame
-from .results import MAX_DEALS, Evaluate, EvaluationRunner, results_view
+from .results import MAX_DEALS, Evaluate, EvaluationRunner, check_work, results_view
 from .store import SESSION_COOKIE, GameStore, new_session_id, valid_session_id
 from .validate import (RequestError, int_field, list_field, object_field, only_keys, query_int, read_json, rule_options,
-                       rules_field)
-from .watch_game import Stopped, WatchGame, play_agents_game, record_from_upload
+                       rules_field, short_repr)
+from .watch_game import WatchGame, play_agents_game, record_from_upload
+from .work import StopSignal, WorkLimit
 
 STATIC = Path(__file__).resolve().parent / "static"
 PAGES = ("play", "watch", "leaderboard")
@@ -99,65 +97,19 @@ def new_seed() -> int:
     return secrets.randbelow(HIDDEN_SEED_BOUND)
 
 
-class WorkLimit:
-    """At most ``max_jobs`` agent computations at a time (503 past that), each stopped when its
-    browser goes away or after ``max_seconds``."""
-
-    def __init__(self, max_jobs: int, max_seconds: float) -> None:
-        if max_jobs < 1:
-            raise ValueError(f"max_jobs={max_jobs} is not allowed: use an integer >= 1")
-        self.max_jobs, self.max_seconds = max_jobs, max_seconds
-        self._slots = threading.BoundedSemaphore(max_jobs)
-
-    async def run(self, request: Request, work: Callable[[threading.Event], Any]) -> Any:
-        """``work(stop)`` in a worker thread; ``stop`` is set when the request's client disconnects or
-        time runs out. The slot is held until the thread itself ends."""
-        if not self._slots.acquire(blocking=False):
-            raise RequestError(f"the server is busy: {self.max_jobs} games are being computed; try again when "
-                               f"one has finished", 503)
-        stop = threading.Event()
-
-        def in_thread() -> Any:
-            try:
-                return work(stop)
-            finally:
-                self._slots.release()
-
-        task = asyncio.ensure_future(run_in_threadpool(in_thread))
-        deadline = time.monotonic() + self.max_seconds
-        why = ""
-        try:
-            while not task.done():
-                await asyncio.wait({task}, timeout=0.1)
-                if task.done() or stop.is_set():
-                    continue
-                if await request.is_disconnected():
-                    why = "the browser closed the request, so its game was stopped"
-                    stop.set()
-                elif time.monotonic() > deadline:
-                    why = (f"the agents took over {self.max_seconds:g} s on this game and were stopped: choose "
-                           f"faster agents or fewer rounds")
-                    stop.set()
-        except asyncio.CancelledError:
-            stop.set()
-            raise
-        try:
-            return task.result()
-        except Stopped:
-            raise RequestError(why or "the game was stopped", 503) from None
-
-
 def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_GAMES,
                allowed_hosts: Sequence[str] = LOOPBACK_HOSTS, evaluate: Evaluate | None = None,
                catalog: AgentCatalog | None = None, max_jobs: int = DEFAULT_MAX_JOBS,
-               max_work_seconds: float = MAX_WORK_SECONDS) -> Starlette:
+               max_work_seconds: float = MAX_WORK_SECONDS, max_eval_seconds: float = MAX_EVAL_SECONDS) -> Starlette:
     """The app. ``checkpoints``: the only checkpoint files it may seat; ``max_games``: games kept in
     memory (Play and Watch together, the least recently used evicted); ``allowed_hosts``: the names
-    the browser may reach it by; ``evaluate``: the evaluator (``training.evaluate.evaluate`` by default);
-    ``max_jobs``: agent games computed at once; ``max_work_seconds``: the time a new Watch game may take."""
+    the browser may reach it by; ``evaluate``: an evaluator to use instead of the app's own (the games
+    and report of ``training.evaluate.evaluate``, stopped at any move; see :class:`EvaluationRunner`);
+    ``max_jobs``: agent computations at once (new Watch games, the agents' moves of Play games);
+    ``max_work_seconds``: the time one of them may take; ``max_eval_seconds``: the time an evaluation may run."""
     catalog = catalog or AgentCatalog(checkpoints)
     store = GameStore(max_games)
-    runner = EvaluationRunner(evaluate)
+    runner = EvaluationRunner(evaluate, catalog.make, max_eval_seconds)
     work = WorkLimit(max_jobs, max_work_seconds)
 
     def session(request: Request) -> str:
@@ -178,7 +130,7 @@ def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_
             "agents": [a.to_dict() for a in catalog.infos()], "min_players": MIN_PLAYERS, "max_players": MAX_PLAYERS,
             "rules": {"defaults": Rules().to_dict(), "options": rule_options(), "aces": list(ACES_OPTIONS),
                       "rounds": list(ALL_ROUNDS), "max_decks": MAX_DECKS},
-            "max_eval_deals": MAX_DEALS, "max_games": max_games,
+            "max_eval_deals": MAX_DEALS, "max_eval_seconds": max_eval_seconds, "max_games": max_games,
         })
 
     # ------------------------------------------------------------------ play
@@ -187,17 +139,18 @@ def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_
         only_keys(body, ("seats", "rules", "seed"))
         seats = list_field(body, "seats", MIN_PLAYERS, MAX_PLAYERS)
         if seats.count(HUMAN) != 1:
-            raise RequestError(f"seats={seats!r}: name exactly one seat {HUMAN!r} (you) and an agent at every other")
+            raise RequestError(f"seats={short_repr(seats)}: name exactly one seat {HUMAN!r} (you) and an agent at "
+                               f"every other")
         rules = rules_field(body, len(seats))
         seed = int_field(body, "seed", 0, MAX_SEED, default=None)
         seed = new_seed() if seed is None else seed
         seat = seats.index(HUMAN)
         names = {p: catalog.check(name, rules.num_players) for p, name in enumerate(seats) if p != seat}
 
-        def start(stop: threading.Event) -> tuple[str, dict]:
+        def start(stop: StopSignal) -> tuple[str, dict]:
             agents = {p: catalog.make(name, rules) for p, name in names.items()}
             game = PlayGame(rules, seat, agents, names, seed)
-            game.start()
+            game.start(stop)
             return store.add(session(request), game), game.view()
 
         key, view = await work.run(request, start)
@@ -218,23 +171,23 @@ def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_
         if "action" not in body or "step" not in body:
             raise RequestError("give the move as {\"action\": id, \"step\": moves made so far}")
 
-        def act() -> dict:
+        def act(stop: StopSignal) -> dict:
             before = len(game.actions)
-            game.act(body["action"], body["step"])
+            game.act(body["action"], body["step"], stop)
             return game.view(before)
 
-        return json_answer(await _locked(game, act))
+        return json_answer(await work.run(request, lambda stop: _with_lock(game, act, stop)))
 
     async def play_next_round(request: Request) -> Response:
         game = play_game(request)
         only_keys(await read_json(request), ())
 
-        def go_on() -> dict:
+        def go_on(stop: StopSignal) -> dict:
             before = len(game.actions)
-            game.next_round()
+            game.next_round(stop)
             return game.view(before)
 
-        return json_answer(await _locked(game, go_on))
+        return json_answer(await work.run(request, lambda stop: _with_lock(game, go_on, stop)))
 
     async def play_hint(request: Request) -> Response:
         game = play_game(request)
@@ -262,7 +215,7 @@ def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_
         seed = new_seed() if seed is None else seed
         names = [catalog.check(name, rules.num_players) for name in seats]
 
-        def play(stop: threading.Event) -> WatchGame:
+        def play(stop: StopSignal) -> WatchGame:
             agents = [catalog.make(name, rules) for name in names]
             return WatchGame(play_agents_game(agents, names, rules, seed, stop))
 
@@ -278,7 +231,7 @@ def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_
         step = query_int(query.get("step", "0"), "step", f"a position 0..{game.steps}")
         seat_text = query.get("seat", "all")
         viewer = None if seat_text == "all" else query_int(seat_text, "seat", "all or a seat number")
-        return json_answer(await _locked(game, game.view, step, viewer))
+        return json_answer(await run_in_threadpool(game.view, step, viewer))  # a WatchGame never changes
 
     async def watch_download(request: Request) -> Response:
         game = store.get(session(request), request.path_params["watch_id"], WatchGame)
@@ -297,6 +250,7 @@ def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_
         seed = int_field(body, "seed", 0, MAX_SEED, default=0)
         for name in specs:
             catalog.check(name, rules.num_players)
+        check_work(specs, deals, rules, catalog.is_slow)
         await run_in_threadpool(lambda: [catalog.make(name, rules) for name in set(specs)])
         key = runner.start(session(request), specs, deals, seed, rules)
         return json_answer({"job_id": key, **runner.get(session(request), key).to_dict()}, status=202)
@@ -349,14 +303,20 @@ def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_
     return app
 
 
-async def _locked(game: PlayGame | WatchGame, fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)`` in a worker thread holding ``game``'s lock (one request at a time per game,
-    and the event loop stays free while agents think)."""
-    def run() -> Any:
-        with game.lock:
-            return fn(*args)
+async def _locked(game: PlayGame, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` in a worker thread holding ``game``'s lock (:func:`_with_lock`); the event loop stays free."""
+    return await run_in_threadpool(_with_lock, game, fn, *args)
 
-    return await run_in_threadpool(run)
+
+def _with_lock(game: PlayGame, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` holding ``game``'s lock: one request at a time per game, and a 409 at once for another
+    one while it is held (nothing waits on a game, so a slow game holds no more than its own thread)."""
+    if not game.lock.acquire(blocking=False):
+        raise RequestError("a move is being played in this game: try again when it is done", 409)
+    try:
+        return fn(*args)
+    finally:
+        game.lock.release()
 
 
 def _record_download(data: dict, filename: str) -> Response:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..agents import Agent, list_agents, make_agent
 from ..engine.rules import Rules
-from .validate import RequestError
+from .validate import RequestError, short_repr
 
 DESCRIPTIONS = {
     "random-v0": "uniform over the legal moves",
@@ -22,6 +22,9 @@ DESCRIPTIONS = {
     "expert-v0": "scripted expert with a one-draw lookahead",
     "ismcts-v0": "information-set search (about 0.1 s a move)",
 }
+SEARCH_AGENTS = ("ismcts-v0", "ismcts-v1")
+"""The slow agents: each move is a search of about 0.1 s (more in big rounds), a thousand times an
+expert-v0 move or a network's. An evaluation's work is bounded by how many of them it seats."""
 
 
 @dataclass(frozen=True)
@@ -62,10 +65,14 @@ class AgentCatalog:
         """``name`` if it is offered and plays ``num_players`` players, else a :class:`RequestError`."""
         info = self._infos.get(name) if isinstance(name, str) else None
         if info is None:
-            raise RequestError(f"unknown agent {name!r}: choose one of {list(self._infos)}")
+            raise RequestError(f"unknown agent {short_repr(name)}: choose one of {list(self._infos)}")
         if info.players is not None and info.players != num_players:
             raise RequestError(f"{name} plays {info.players}-player games only, not {num_players}")
         return name
+
+    def is_slow(self, name: str) -> bool:
+        """Whether agent ``name`` searches at every move (:data:`SEARCH_AGENTS`)."""
+        return name in SEARCH_AGENTS
 
     def make(self, name: object, rules: Rules) -> Agent:
         """A new agent ``name`` for ``rules`` (a checkpoint that refuses the rules gives a 400)."""

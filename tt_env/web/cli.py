@@ -72,10 +72,15 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def allowed_hosts(host: str) -> list[str]:
-    """Host names the app answers to: the loopback names when bound to loopback, any name otherwise."""
-    if host in LOOPBACK_HOSTS:
-        return list(LOOPBACK_HOSTS)
-    return ["*"]
+    """Host names the app answers to (the ``Host`` header without its port): on any loopback address
+    (:func:`is_loopback`: 127.0.0.0/8, ::1, localhost) only the loopback names and that address itself
+    (an IPv6 one also in brackets, as browsers send it), which keeps DNS rebinding out; on any other
+    address every name (``main`` says so)."""
+    if not is_loopback(host):
+        return ["*"]
+    name = host.lower()
+    own = [name, f"[{name}]"] if ":" in name else [name]
+    return list(LOOPBACK_HOSTS) + [n for n in own if n not in LOOPBACK_HOSTS]
 
 
 @contextlib.contextmanager
@@ -101,8 +106,8 @@ def serve_in_background(app: Any, host: str = "127.0.0.1", port: int = 0) -> Ite
 
 
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
-    if host == "localhost":
+    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost in any case)."""
+    if host.lower() == "localhost":
         return True
     try:
         return ipaddress.ip_address(host).is_loopback

@@ -8,6 +8,11 @@ the person's turn, the game is not paused at a round's end, the move is legal fo
 and the request says it was chosen at the position the server holds (``step``, the number of
 moves made so far: a stale page or a double click cannot play twice). Anything else is
 refused with a message and leaves the game as it was.
+
+The agents' moves are checked against a :class:`~.work.StopSignal` (the app's work limit: its
+browser gone, or out of time): a stopped game cannot go on and says why, as a game whose agent
+failed does. Its record, which holds the seed and so the whole deal, is given only once the game
+can no longer be played (over, or stopped).
 """
 
 from __future__ import annotations
@@ -24,8 +29,9 @@ from ..engine.game import GameState, RoundRecord, legal_actions, new_game
 from ..evaluation.loop import agent_decision
 from ..engine.rules import Rules
 from ..ui.records import GameRecord, record_from_game
-from .validate import RequestError
+from .validate import RequestError, short_repr
 from .views import event_seen_by, hint_view, play_move, round_end_view, round_totals, table_view
+from .work import StopSignal, Stopped
 
 HUMAN = "human"
 """The name of the person's seat in the game record (as ``tt_env.ui.play`` writes it)."""
@@ -57,12 +63,13 @@ class PlayGame:
         self.lock = threading.Lock()
 
     # ------------------------------------------------------------------ moves
-    def start(self) -> None:
-        """Let the agents move until the person's first turn."""
-        self._advance()
+    def start(self, stop: StopSignal | None = None) -> None:
+        """Let the agents move until the person's first turn (:class:`Stopped` once ``stop`` is set)."""
+        self._advance(stop)
 
-    def act(self, action: Any, step: Any) -> None:
-        """The person's move ``action`` chosen at position ``step``; a 4xx :class:`RequestError` otherwise."""
+    def act(self, action: Any, step: Any, stop: StopSignal | None = None) -> None:
+        """The person's move ``action`` chosen at position ``step``, then the agents' (:meth:`start`);
+        a 4xx :class:`RequestError` for a move refused, which leaves the game as it was."""
         state = self.state
         self._check_live()
         if self.paused is not None:
@@ -70,22 +77,28 @@ class PlayGame:
         if state.current_player != self.seat:
             raise RequestError(f"it is player_{state.current_player}'s turn, not yours", 409)
         if not isinstance(step, int) or isinstance(step, bool) or step != len(self.actions):
-            raise RequestError(f"step={step!r} is not this game's position: {len(self.actions)} moves have been made "
-                               f"(reload the game to see it)", 409)
+            raise RequestError(f"step={short_repr(step)} is not this game's position: {len(self.actions)} moves have "
+                               f"been made (reload the game to see it)", 409)
         legal = legal_actions(state)
         if not isinstance(action, int) or isinstance(action, bool) or action not in legal:
             names = ", ".join(f"{a} ({action_name(a)})" for a in legal)
-            raise RequestError(f"action {action!r} is not legal now: the legal moves are {names}")
+            raise RequestError(f"action {short_repr(action)} is not legal now: the legal moves are {names}")
         self._play(action)
-        self._advance()
+        self._advance(stop)
 
-    def next_round(self) -> None:
+    def next_round(self, stop: StopSignal | None = None) -> None:
         """Leave the finished round's summary and go on (409 when no round has just finished)."""
         self._check_live()
         if self.paused is None:
             raise RequestError("no round has just finished: there is nothing to continue", 409)
         self.paused = None
-        self._advance()
+        self._advance(stop)
+
+    @property
+    def over(self) -> bool:
+        """Whether the game can no longer be played: it has ended, or it stopped (an agent failed, or
+        its agents were stopped)."""
+        return self.state.game_over or self.failure is not None
 
     def _check_live(self) -> None:
         if self.failure is not None:
@@ -100,10 +113,14 @@ class PlayGame:
         if result.round_record is not None:
             self.paused = result.round_record
 
-    def _advance(self) -> None:
-        """The agents' moves until the person's turn, a round's end or the game's end."""
+    def _advance(self, stop: StopSignal | None) -> None:
+        """The agents' moves until the person's turn, a round's end or the game's end; once ``stop`` is
+        set, the game stops for good (:class:`Stopped`): it cannot be resumed halfway."""
         state = self.state
         while not state.game_over and self.paused is None and state.current_player != self.seat:
+            if stop is not None and stop.is_set():
+                self.failure = stop.reason
+                raise Stopped(stop.reason)
             p = state.current_player
             try:
                 action = int(agent_decision(self.agents[p], state, self.agent_rng)[2])
@@ -126,7 +143,7 @@ class PlayGame:
             "table": table_view(state, self.names, self.seat), "seat": self.seat, "step": len(self.actions),
             "legal": legal_actions(state) if yours else [], "your_turn": yours,
             "events": self.events[max(0, since):], "round_end": None, "failure": self.failure,
-            "seed": self.seed if state.game_over else None,  # the seed gives the deal away: shown at the end
+            "seed": self.seed if self.over else None,  # the seed gives the deal away: shown at the end
         }
         if self.paused is not None:
             done = len(state.round_results)
@@ -138,6 +155,11 @@ class PlayGame:
         return hint_view(self.state, self.seat)
 
     def record(self) -> GameRecord:
-        """The game so far as a record (``tt_env.ui.records``; final scores once it is over)."""
+        """The game as a record (``tt_env.ui.records``; final scores once it is over). Only once the game
+        can no longer be played (:attr:`over`): the record holds the seed, which gives the whole deal
+        away, every hand and the stock's order (409 before)."""
+        if not self.over:
+            raise RequestError("the game record is given once the game is over: it holds the seed, which gives "
+                               "the deal away (every hand and the stock)", 409)
         final: Sequence[int] | None = self.state.scores if self.state.game_over else None
         return record_from_game(self.rules, self.seed, self.names, self.actions, final)

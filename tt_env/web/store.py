@@ -19,7 +19,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, TypeVar
 
-from .validate import RequestError
+from .validate import RequestError, short_repr
 
 SESSION_COOKIE = "tt_session"
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{20,64}$")
@@ -64,7 +64,7 @@ class GameStore:
         with self._lock:
             entry = self._items.get(key)
             if entry is None or entry[0] != session or not isinstance(entry[1], kind):
-                raise RequestError(f"no game {key!r} in this browser session: it may have been evicted (the server "
-                                   f"keeps the {self.capacity} games used most recently); start a new one", 404)
+                raise RequestError(f"no game {short_repr(key)} in this browser session: it may have been evicted (the "
+                                   f"server keeps the {self.capacity} games used most recently); start a new one", 404)
             self._items.move_to_end(key)
             return entry[1]

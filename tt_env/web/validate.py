@@ -20,6 +20,11 @@ from .config import MAX_GAME_MOVES
 
 MAX_BODY_BYTES = 2_000_000
 """Largest request body read (a full 11-round record of 8 players is about 10 kB)."""
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of objects and lists a request body may have (the app's own bodies nest 5 levels at
+most: a record's ``rng_state``). Deeper JSON is refused before any of it is used, so that nothing
+built from it later (a record echoed back, strict JSON written out) can run out of stack."""
+TOO_DEEP = f"the request body is JSON nested too deeply: at most {MAX_JSON_DEPTH} levels of objects and lists are read"
 
 
 class RequestError(Exception):
@@ -34,11 +39,11 @@ class RequestError(Exception):
 async def read_json(request: Request, *, limit: int = MAX_BODY_BYTES) -> dict[str, Any]:
     """The request body as a JSON object: 415 unless it is sent as ``application/json`` (a form
     from another site cannot send that without the browser asking first), 413 past ``limit``
-    bytes, 400 for anything but a JSON object."""
+    bytes, 400 for anything but a JSON object nested at most :data:`MAX_JSON_DEPTH` levels."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/json":
-        raise RequestError(f"send the request body as JSON (Content-Type: application/json), not {kind or 'nothing'!r}",
-                           415)
+        raise RequestError(f"send the request body as JSON (Content-Type: application/json), not "
+                           f"{short_repr(kind or 'nothing')}", 415)
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
@@ -47,12 +52,31 @@ async def read_json(request: Request, *, limit: int = MAX_BODY_BYTES) -> dict[st
     try:
         data = json.loads(bytes(body) or b"null")
     except RecursionError:
-        raise RequestError("the request body is JSON nested too deeply to read") from None
+        raise RequestError(TOO_DEEP) from None
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, integers past Python's digit limit
-        raise RequestError(f"the request body is not valid JSON: {_short(str(exc))}") from None
+        raise RequestError(f"the request body is not valid JSON: {short_text(str(exc))}") from None
     if not isinstance(data, dict):
         raise RequestError(f"the request body must be a JSON object, not {type(data).__name__}")
+    if nested_deeper(data, MAX_JSON_DEPTH):
+        raise RequestError(TOO_DEEP)
     return data
+
+
+def nested_deeper(value: Any, limit: int) -> bool:
+    """Whether ``value`` has objects or lists nested more than ``limit`` levels deep (the outermost is
+    level 1). Walked level by level without recursion, so any depth that ``json`` could read is checked
+    (a 2 MB body in about 0.1 s)."""
+    level, depth = ([value] if isinstance(value, (dict, list)) else []), 1
+    while level:
+        if depth > limit:
+            return True
+        deeper = []
+        for item in level:
+            for child in (item.values() if isinstance(item, dict) else item):
+                if isinstance(child, (dict, list)):
+                    deeper.append(child)
+        level, depth = deeper, depth + 1
+    return False
 
 
 def only_keys(body: Mapping[str, Any], allowed: Sequence[str], where: str = "the request") -> None:
@@ -76,7 +100,7 @@ def int_field(body: Mapping[str, Any], name: str, low: int, high: int | None = N
         return default
     value = body[name]
     if not is_int(value) or value < low or (high is not None and value > high):
-        raise RequestError(f"{name}={_short(repr(value))} is not allowed: use an integer {_span(low, high)}")
+        raise RequestError(f"{name}={short_repr(value)} is not allowed: use an integer {_span(low, high)}")
     return value
 
 
@@ -84,7 +108,7 @@ def choice_field(body: Mapping[str, Any], name: str, choices: Sequence[str], *, 
     """``body[name]`` as one of ``choices``."""
     value = body.get(name, default)
     if value not in choices:
-        raise RequestError(f"{name}={value!r} is not allowed: use one of {list(choices)}")
+        raise RequestError(f"{name}={short_repr(value)} is not allowed: use one of {list(choices)}")
     return value
 
 
@@ -92,7 +116,7 @@ def list_field(body: Mapping[str, Any], name: str, low: int, high: int) -> list[
     """``body[name]`` as a JSON list of ``low..high`` items."""
     value = body.get(name)
     if not isinstance(value, list) or not low <= len(value) <= high:
-        raise RequestError(f"{name}={value!r} is not allowed: give a list of {low} to {high} items")
+        raise RequestError(f"{name}={short_repr(value)} is not allowed: give a list of {low} to {high} items")
     return value
 
 
@@ -116,7 +140,7 @@ def rules_field(body: Mapping[str, Any], num_players: int) -> Rules:
     try:
         rules = Rules.from_dict({"num_players": num_players, **options})
     except (TypeError, ValueError) as exc:
-        raise RequestError(f"bad rules: {_short(str(exc))}") from None
+        raise RequestError(f"bad rules: {short_text(str(exc))}") from None
     if max_actions(rules) > MAX_GAME_MOVES:
         turns = max(MAX_GAME_MOVES // (2 * len(rules.rounds)) - num_players + 1, 1)
         raise RequestError(f"bad rules: a game of these rules may take more than {MAX_GAME_MOVES} moves, the most "
@@ -134,13 +158,19 @@ def query_int(text: str, name: str, allowed: str) -> int:
     """A query parameter as an int: ASCII digits only (``int()`` also reads ``"١٢"`` and ``str.isdigit``
     passes ``"²"``), at most 18 of them."""
     if not (text.isascii() and text.isdigit() and len(text) <= 18):
-        raise RequestError(f"{name}={_short(repr(text))} is not allowed: use {allowed}")
+        raise RequestError(f"{name}={short_repr(text)} is not allowed: use {allowed}")
     return int(text)
 
 
-def _short(text: str, limit: int = 120) -> str:
-    """``text`` cut to ``limit`` characters (a 4,000-digit number in a message is no help)."""
+def short_text(text: str, limit: int = 120) -> str:
+    """``text`` cut to ``limit`` characters (a 4,000-digit number in a message is no help): every message
+    that quotes what the browser sent goes through here, so none is longer than the app's own words."""
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def short_repr(value: Any, limit: int = 120) -> str:
+    """``repr(value)`` cut by :func:`short_text`."""
+    return short_text(repr(value), limit)
 
 
 def _span(low: int, high: int | None) -> str:

@@ -21,14 +21,16 @@ from ..engine.rules import Rules
 from ..evaluation.loop import play_game
 from ..ui.records import GameRecord, record_from_game, replay
 from .config import MAX_GAME_MOVES
-from .validate import RequestError
+from .work import Stopped
+from .validate import RequestError, short_repr, short_text
 from .views import event_seen_by, play_move, round_end_view, round_totals, table_view
 
 SNAPSHOT_EVERY = 16
 
 
 class WatchGame:
-    """A checked record and the positions of its replay."""
+    """A checked record and the positions of its replay; it never changes once built, so any number of
+    requests may read it at once (no lock)."""
 
     def __init__(self, record: GameRecord) -> None:
         self.record = record
@@ -47,8 +49,7 @@ class WatchGame:
                     self.snapshots.append(state.copy())
                 before = None if state.game_over else state.copy()
         except ValueError as exc:
-            raise RequestError(f"the record does not replay: {exc}") from None
-        self.lock = threading.Lock()
+            raise RequestError(f"the record does not replay: {short_text(str(exc), 300)}") from None
 
     def _note(self, step: int, before: GameState, action: int) -> None:
         """The event and round end of the move of ``step`` (played on a copy of the position before it)."""
@@ -86,10 +87,6 @@ class WatchGame:
         recent = [event_seen_by(e, viewer) for e in self.events[max(0, step - 12):step]]
         return {"table": table_view(state, self.names, viewer), "step": step, "steps": self.steps,
                 "last": last, "recent": recent, "round_end": round_end, "seats": self.names}
-
-
-class Stopped(Exception):
-    """A game's computation stopped by its ``stop`` event (its browser gone, or out of time)."""
 
 
 class _Guarded:
@@ -131,12 +128,35 @@ def play_agents_game(agents: Sequence[Agent], names: Sequence[str], rules: Rules
 
 def record_from_upload(data: Mapping[str, Any]) -> GameRecord:
     """A record from the JSON the browser sent (400 naming what is wrong; 413 for one of more than
-    :data:`~.config.MAX_GAME_MOVES` moves, before any of it is replayed)."""
+    :data:`~.config.MAX_GAME_MOVES` moves, before any of it is replayed). Its ``rng_state``, kept and
+    sent back with the record, must be exactly a state of numpy's default generator."""
     actions = data.get("actions")
     if isinstance(actions, list) and len(actions) > MAX_GAME_MOVES:
         raise RequestError(f"the record has {len(actions):,} moves: this server replays records of at most "
                            f"{MAX_GAME_MOVES} moves", 413)
+    if data.get("rng_state") is not None:
+        data = {**data, "rng_state": rng_state_field(data["rng_state"])}
     try:
         return GameRecord.from_dict(data, source="the record")
     except (TypeError, ValueError) as exc:
-        raise RequestError(str(exc)) from None
+        raise RequestError(short_text(str(exc), 300)) from None
+
+
+PCG64_STATE = "{'bit_generator': 'PCG64', 'state': {'state': int, 'inc': int}, 'has_uint32': 0 or 1, 'uinteger': int}"
+
+
+def rng_state_field(value: Any) -> dict[str, Any]:
+    """A record's ``rng_state`` rebuilt from its checked parts: numpy's ``PCG64`` state and nothing
+    else (400 naming the form otherwise), so no other value the browser sent is kept or echoed."""
+    def is_uint(v: Any, bits: int) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** bits
+
+    inner = value.get("state") if isinstance(value, Mapping) else None
+    if (not isinstance(value, Mapping) or set(value) != {"bit_generator", "state", "has_uint32", "uinteger"}
+            or value["bit_generator"] != "PCG64" or not isinstance(inner, Mapping) or set(inner) != {"state", "inc"}
+            or not is_uint(inner["state"], 128) or not is_uint(inner["inc"], 128)
+            or value["has_uint32"] not in (0, 1) or not is_uint(value["uinteger"], 32)):
+        raise RequestError(f"the record has rng_state {short_repr(value)}: use numpy's default generator state "
+                           f"{PCG64_STATE}")
+    return {"bit_generator": "PCG64", "state": {"state": inner["state"], "inc": inner["inc"]},
+            "has_uint32": int(value["has_uint32"]), "uinteger": value["uinteger"]}

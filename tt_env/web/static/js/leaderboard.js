@@ -25,7 +25,9 @@ async function init() {
       h("code", {}, "python -m training.evaluate ... --json FILE"), ". Several at once are fine."), file);
   $("evaluation").replaceChildren(h("h3", {}, "Run a small evaluation"),
     h("p", {}, "Duplicate deals among the agents (every deal once per seating), through the evaluator ",
-      h("code", {}, "training.evaluate"), `; at most ${page.options.max_eval_deals} deals, one evaluation at a time.`),
+      h("code", {}, "training.evaluate"), `; at most ${page.options.max_eval_deals} deals (far fewer with the search `,
+      `agents ismcts-v0 and ismcts-v1, about 0.1 s a move), at most ${page.options.max_eval_seconds} s, `,
+      "one evaluation at a time; Stop ends it at its next move."),
     page.agents,
     h("div", { class: "field" }, h("label", { for: "eval-deals" }, "Deals"), deals),
     h("div", { class: "field" }, h("label", { for: "eval-seed" }, "Seed"), seed),

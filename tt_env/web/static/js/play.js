@@ -14,12 +14,24 @@ async function init() {
   const saved = sessionStorage.getItem(GAME_KEY);
   if (saved) {
     try {
-      const view = await api("GET", `/api/play/${saved}`);
+      const view = await loadGame(saved);
       page.gameId = saved;
       page.events = [];
       show(view);
     } catch (err) {
       sessionStorage.removeItem(GAME_KEY);
+    }
+  }
+}
+
+// The game's view; while the server is still busy with a move of it (409), asked again for up to 30 s.
+async function loadGame(id) {
+  for (let tries = 0; ; tries++) {
+    try {
+      return await api("GET", `/api/play/${id}`);
+    } catch (err) {
+      if (err.status !== 409 || tries >= 60) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }
 }
@@ -99,17 +111,22 @@ function show(view) {
     h("aside", { class: "sidebar" },
       h("section", { class: "panel" }, h("h3", {}, "Scores by round"), renderScores(t.scores, t.players, { youSeat: yourSeat })),
       h("section", { class: "panel" }, h("h3", {}, "Moves"), renderLog(page.events, t.players, yourSeat)),
-      h("section", { class: "panel buttons" }, hintButton, recordLink(),
+      h("section", { class: "panel buttons" }, hintButton, gameOver(view) ? recordLink() : null,
         h("button", { type: "button", onclick: newGame, id: "leave-game" }, "New game"),
         view.seed === null ? null : h("div", { class: "small-note" }, `seed ${view.seed}`)))));
   $("log").scrollTop = $("log").scrollHeight;
 }
 
+// The game can no longer be played: over, or stopped. Only then does the server give its record (and seed),
+// which give the whole deal away.
+function gameOver(view) {
+  return view.table.game_over || Boolean(view.failure);
+}
+
 function recordLink(id = "record-link") {
-  const over = page.view.table.game_over;
   return h("a", { class: "button", id, href: `/api/play/${page.gameId}/record`, download: "three-thirteen-game.json",
-                  title: over ? "the game record: replay it on the Watch page or with python -m tt_env.ui.replay"
-                    : "the game so far; its seed gives the deal away" }, over ? "Download the record" : "Save the game so far");
+                  title: "the game record: replay it on the Watch page or with python -m tt_env.ui.replay" },
+    "Download the record");
 }
 
 async function act(action) {
@@ -155,6 +172,7 @@ function arrangementNodes(arr, wildRank) {
 }
 
 async function showHint() {
+  if (page.busy) return;  // the agents are moving: the server would answer 409
   try {
     const hint = await api("GET", `/api/play/${page.gameId}/hint`);
     const wild = page.view.table.wild_rank;
