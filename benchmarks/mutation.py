@@ -34,9 +34,13 @@ WEB_TESTS = ["tests/test_web_api.py", "tests/test_web_watch_and_results.py", "te
              "tests/test_web_survivors.py"]
 MODULES: dict[str, list[str]] = {
     "training/ship.py": ["tests/test_ship.py"],
-    "training/common/config.py": ["tests/test_config.py"],
+    "training/common/config.py": ["tests/test_config.py", "tests/test_config_values.py"],
+    "training/common/value_checks.py": ["tests/test_config_values.py", "tests/test_config.py",
+                                        "tests/test_batch_ppo_config.py"],
     "training/common/resume.py": ["tests/test_resume.py", "tests/test_resume_state.py"],
-    "training/common/run_utils.py": ["tests/test_resume.py", "tests/test_run_lock.py", "tests/test_resume_state.py"],
+    "training/common/run_utils.py": ["tests/test_run_utils_overwrite.py", "tests/test_resume.py",
+                                     "tests/test_run_lock.py", "tests/test_resume_state.py"],
+    "training/long_run.py": ["tests/test_long_run.py", "tests/test_long_run_signals.py"],
     "training/common/run_lock.py": ["tests/test_run_lock.py", "tests/test_lock_and_json_survivors.py"],
     "tt_env/evaluation/leaderboard.py": ["tests/test_leaderboard.py", "tests/test_oracle_pipeline.py"],
     "models/checkpoint.py": ["tests/test_checkpoint.py", "tests/test_checkpoint_atomic.py"],
