@@ -79,8 +79,8 @@ def checked_step(actions: Any, active: Any, final_seat: Any, legal_moves: torch.
     actions = checked_actions(actions, num_tables, device)
     if final_seat is not None:
         final_seat = checked_final_seats(final_seat, num_tables, num_players, device)
-    inside = (actions >= 0) & (actions < NUM_ACTIONS)
-    legal = inside & legal_moves.gather(1, actions.clamp(0, NUM_ACTIONS - 1).unsqueeze(1)).squeeze(1)
+    kept = actions.clamp(0, NUM_ACTIONS - 1)  # (an action out of range is not kept as it is: illegal)
+    legal = legal_moves.gather(1, kept.unsqueeze(1)).squeeze(1) & (kept == actions)
     if check:
         legal |= finished
         if active is not None:
