@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TRITON_TESTS = "tests/test_batch_triton_kernels.py"  # the Triton kernels, interpreted on a CPU
 BATCH_PPO_TESTS = ["tests/test_batch_ppo.py", "tests/test_batch_ppo_tables.py"]  # the batched trainer
 WEB_TESTS = ["tests/test_web_api.py", "tests/test_web_watch_and_results.py", "tests/test_web_limits.py",
-             "tests/test_web_survivors.py"]
+             "tests/test_web_survivors.py", "tests/test_web_security.py", "tests/test_web_work_limits.py"]
 MODULES: dict[str, list[str]] = {
     "training/ship.py": ["tests/test_ship.py"],
     "training/common/config.py": ["tests/test_config.py", "tests/test_config_values.py"],

@@ -1,4 +1,5 @@
-"""The web app and its TestClient for the JSON API tests (``test_web_api.py``, ``test_web_watch_and_results.py``).
+"""The web app and its TestClient for the JSON API tests (``test_web_api.py``, ``test_web_watch_and_results.py``,
+``test_web_security.py``, ``test_web_work_limits.py``).
 
 Import it after the test module's ``pytest.importorskip("starlette")``; ``app`` and ``client`` are fixtures.
 """
@@ -11,6 +12,8 @@ from starlette.testclient import TestClient
 from tt_env.web.app import create_app
 
 ONE_ROUND = {"rounds": [1]}
+SEED = 918273645
+"""A given seed, easy to look for in any answer (``person_first_game`` starts there)."""
 
 
 @pytest.fixture(scope="module")
@@ -43,3 +46,13 @@ def play_to_end(client: TestClient, game_id: str, choose=lambda legal: legal[0])
         response = client.post(f"/api/play/{game_id}/action", json=move)
         assert response.status_code == 200, response.text
     raise AssertionError("the game did not end")
+
+
+def person_first_game(client: TestClient, seats=("human", "expert-v0"), rules=None) -> dict:
+    """A new game whose first move is the person's, so that their move makes the agents move."""
+    for seed in range(SEED, SEED + 40):
+        view = client.post("/api/play", json={"seats": list(seats), "rules": rules or {"rounds": [3]}, "seed": seed})
+        assert view.status_code == 201, view.text
+        if view.json()["step"] == 0:
+            return view.json()
+    raise AssertionError("no game where the person moves first")
