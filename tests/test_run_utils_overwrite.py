@@ -115,3 +115,28 @@ def test_the_batch_ppo_command_refuses_the_tester_s_folder(tmp_path, capsys):
         batch_ppo.main(["--config", "batch_ppo_default", *argv, "--device", "cpu", "--overwrite"])
     assert info.value.code == 2 and "is not a run folder: it holds ['src']" in capsys.readouterr().err
     assert tree(proj) == ["checkpoints", "src", "src/code.py"]
+
+
+def test_a_run_folder_is_made_with_the_folders_above_it(tmp_path):
+    """``run_dir`` need not exist yet (``runs/`` on a fresh checkout, or deeper)."""
+    run = RunDir(tmp_path / "not" / "yet", "there")
+    run.create(overwrite=False)
+    try:
+        assert run.checkpoints.is_dir()
+    finally:
+        run.release()
+
+
+def test_the_evaluation_s_win_rate_is_the_agent_s_own():
+    """``evaluate_agent``'s win rate is the evaluated agent's share of the wins (seat 0 of each
+    rotation), as the duplicate records count them, not an opponent's."""
+    import numpy as np
+
+    from training.common.run_utils import evaluate_agent
+    from tt_env.engine.rules import Rules
+    from tt_env.evaluation.duplicate import run_deals
+
+    rules = Rules(num_players=3, rounds=(1, 2))
+    result, = evaluate_agent("expert-v0", ["random-v0"], rules, deals=4, seed=5)
+    records = run_deals(["expert-v0", "random-v0", "random-v0"], rules, 4, 5)
+    assert result.win_rate == np.mean([g.win_shares[0] for deal in records for g in deal]) > 0.5
