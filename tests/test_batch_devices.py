@@ -116,9 +116,9 @@ def test_a_checked_step_reads_the_device_once_with_or_without_final_seats() -> N
 @pytest.mark.parametrize("kernels", ["auto", "torch"])
 def test_unchecked_final_seats_are_kept_in_range(kernels: str) -> None:
     """With check_actions=False no seat is checked: one out of range is clamped (the last seat's
-    view), never used to index past a table's seats."""
+    view, as a checked game given that seat shows), never used to index past a table's seats."""
     rules = Rules(num_players=3, rounds=[1])
-    games = [BatchGame(rules, 4, seed=2, check_actions=False, kernels=kernels) for _ in range(2)]
+    games = [BatchGame(rules, 4, seed=2, check_actions=check, kernels=kernels) for check in (False, True)]
     agent = BatchRandom(rules, seed=3)
     ts = [g.reset() for g in games][0]
     finished = 0
