@@ -140,6 +140,16 @@ def test_malformed_records_name_the_problem(recorded, change, message):
         GameRecord.from_dict(data)
 
 
+@pytest.mark.parametrize("key", ["seats", "format", "reward_mode", "format_version"])
+def test_a_huge_value_is_quoted_short(recorded, key):
+    """A record's bad value is named, not repeated whole (a hostile file's megabyte field)."""
+    data = _data(recorded)
+    data[key] = ["z" * 200_000] if key == "seats" else "z" * 200_000
+    with pytest.raises(ValueError) as error:
+        GameRecord.from_dict(data)
+    assert len(str(error.value)) < 500 and "characters)" in str(error.value)
+
+
 def test_an_illegal_action_names_its_step(recorded):
     data = _data(recorded)
     first_discard = next(i for i, a in enumerate(data["actions"]) if a >= game.DISCARD_BASE)

@@ -3,43 +3,20 @@
 Each refusal is a :class:`ConfigError` (re-exported by ``training.common.config``) naming the key,
 the value and what is allowed. Values are shown by :func:`short`: a YAML file of a few hundred
 bytes can expand, through anchors and aliases, to millions of entries, so no message prints a
-whole value, and :func:`check_value_size` refuses such a value before anything walks it.
+whole value (:mod:`tt_env.quoting`), and :func:`check_value_size` refuses such a value before anything walks it.
 """
 
 from __future__ import annotations
 
-import reprlib
 from collections.abc import Sequence
 from typing import Any
 
 from tt_env.engine.rules import Rules
+from tt_env.quoting import short  # noqa: F401  (re-exported: config.py and resume.py quote with it)
 
 
 class ConfigError(ValueError):
     """A config file or override is invalid; the message names the key and the allowed values."""
-
-
-# ---------------------------------------------------------------- messages
-class _Bounded(reprlib.Repr):
-    """``reprlib.Repr`` that bounds subclasses of list, tuple and dict too (it knows them by type name)."""
-
-    def repr1(self, x: Any, level: int) -> str:
-        for kind, name in ((list, "list"), (tuple, "tuple"), (dict, "dict")):
-            if isinstance(x, kind):
-                return getattr(self, f"repr_{name}")(x, level)
-        return super().repr1(x, level)
-
-
-_REPR = _Bounded()
-_REPR.maxlevel, _REPR.maxlist, _REPR.maxtuple, _REPR.maxdict, _REPR.maxset = 3, 8, 8, 8, 8
-_REPR.maxstring = _REPR.maxother = _REPR.maxlong = 200
-
-
-def short(value: Any, limit: int = 60) -> str:
-    """``repr(value)`` cut to ``limit`` characters, for messages: built from a few levels and entries
-    only (``reprlib``), so a huge or deeply shared value costs no more than a small one."""
-    text = _REPR.repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def check(ok: Any, key: str, value: Any, allowed: str) -> None:

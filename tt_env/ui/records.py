@@ -42,6 +42,7 @@ from ..actions import action_name
 from ..engine import game
 from ..engine.rules import Rules
 from ..jsonio import MAX_CHARS, loads
+from ..quoting import short_repr
 
 FORMAT_NAME = "three-thirteen-game"
 FORMAT_VERSION = 1
@@ -94,7 +95,7 @@ class GameRecord:
             raise ValueError(f"{source} is not a game record: expected a JSON object, got {type(data).__name__}")
         version = data.get("format_version")
         if "format_version" in data and version != FORMAT_VERSION:
-            raise ValueError(f"{source} has format_version {version!r}; this version of tt_env reads "
+            raise ValueError(f"{source} has format_version {short_repr(version)}; this version of tt_env reads "
                              f"format_version {FORMAT_VERSION} only")
         missing = [k for k in REQUIRED_KEYS if k not in data]
         if missing:
@@ -104,7 +105,7 @@ class GameRecord:
             raise ValueError(f"{source} has unknown key(s) {unknown}: allowed are "
                              f"{list(REQUIRED_KEYS) + list(OPTIONAL_KEYS)}")
         if data.get("format", FORMAT_NAME) != FORMAT_NAME:
-            raise ValueError(f"{source} has format {data['format']!r}, not {FORMAT_NAME!r}")
+            raise ValueError(f"{source} has format {short_repr(data['format'])}, not {FORMAT_NAME!r}")
         if not isinstance(data["rules"], Mapping):
             raise ValueError(f"{source} has rules {str(data['rules'])[:80]!r}: use an object of rule options "
                              f"(as Rules.to_dict() writes)")
@@ -123,7 +124,7 @@ class GameRecord:
         seats = data["seats"]
         if (not isinstance(seats, list) or len(seats) != rules.num_players
                 or not all(isinstance(s, str) for s in seats)):
-            raise ValueError(f"{source} has seats {seats!r}: use a list of {rules.num_players} agent names "
+            raise ValueError(f"{source} has seats {short_repr(seats)}: use a list of {rules.num_players} agent names "
                              f"(one per seat, as rules.num_players says)")
         actions = data["actions"]
         if isinstance(actions, list) and len(actions) > game.max_actions(rules):
@@ -136,7 +137,7 @@ class GameRecord:
 
         reward_mode = data.get("reward_mode", "relative")
         if reward_mode not in REWARD_MODES:
-            raise ValueError(f"{source} has reward_mode {reward_mode!r}: use one of {list(REWARD_MODES)}")
+            raise ValueError(f"{source} has reward_mode {short_repr(reward_mode)}: use one of {list(REWARD_MODES)}")
         final = data.get("final_scores")
         if final is not None and (not isinstance(final, list) or len(final) != rules.num_players
                                   or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in final)):

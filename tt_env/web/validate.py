@@ -16,6 +16,7 @@ from starlette.requests import Request
 
 from ..engine.game import max_actions
 from ..engine.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, option_names
+from ..quoting import short_repr, short_text  # noqa: F401  (re-exported: every web module quotes with them)
 from .config import MAX_GAME_MOVES
 
 MAX_BODY_BYTES = 2_000_000
@@ -160,17 +161,6 @@ def query_int(text: str, name: str, allowed: str) -> int:
     if not (text.isascii() and text.isdigit() and len(text) <= 18):
         raise RequestError(f"{name}={short_repr(text)} is not allowed: use {allowed}")
     return int(text)
-
-
-def short_text(text: str, limit: int = 120) -> str:
-    """``text`` cut to ``limit`` characters (a 4,000-digit number in a message is no help): every message
-    that quotes what the browser sent goes through here, so none is longer than the app's own words."""
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
-
-
-def short_repr(value: Any, limit: int = 120) -> str:
-    """``repr(value)`` cut by :func:`short_text`."""
-    return short_text(repr(value), limit)
 
 
 def _span(low: int, high: int | None) -> str:
