@@ -22,7 +22,7 @@ PACKAGES = ("tt_env", "models", "training", "benchmarks")
 
 LAYERS: list[tuple[str, list[str]]] = [
     ("engine", [r"tt_env\.engine(\..*)?", r"tt_env\.actions", r"tt_env\.optional", r"tt_env\.jsonio",
-                r"tt_env\.json_input"]),
+                r"tt_env\.json_input", r"tt_env\.quoting"]),
     ("observation", [r"tt_env\.observation(\..*)?", r"tt_env\.observation_checks", r"tt_env\.state"]),
     ("envs and agents", [r"tt_env", r"tt_env\.(three_thirteen_v0|gym_env|registration|env_checks|cli_checks)",
                          r"tt_env\.(agents|search|openspiel|rlcard|ui|batch)(\..*)?",
