@@ -305,3 +305,16 @@ def test_random_seats_are_drawn_per_table_whatever_the_batch_s_size() -> None:
     one, four = seats(1), seats(4)
     assert len(set(one.tolist())) > 1  # several episodes, several seats
     np.testing.assert_array_equal(one, four)
+
+
+def test_an_opponent_that_is_not_a_batched_agent_is_named() -> None:
+    """Objects with no ``act``, or a scalar agent's ``act(observation, action_mask, rng)``, are
+    refused by name, with the way to seat scalar agents."""
+    from tt_env.agents import GreedyAgent
+    from tt_env.batch.agents import BatchGreedy
+
+    for bad in (object(), GreedyAgent()):
+        with pytest.raises(ValueError, match=r"opponent .* is not a batched agent \(act\(observation, action_mask\) "
+                                             r"on whole batches.*vectorization_mode='sync'"):
+            ThreeThirteenVectorEnv(num_envs=2, opponents=[bad])
+    assert ThreeThirteenVectorEnv(num_envs=2, opponents=[BatchGreedy()]).opponents[0].name == "greedy-v0"
