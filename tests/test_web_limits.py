@@ -4,8 +4,6 @@ a cap on concurrent work, and an SB3 ``.zip`` accepted as ``--checkpoint``."""
 
 from __future__ import annotations
 
-import asyncio
-import json
 import threading
 import time
 
@@ -21,6 +19,8 @@ from tt_env.web.app import HIDDEN_SEED_BOUND, create_app  # noqa: E402
 from tt_env.web.catalog import AgentCatalog  # noqa: E402
 from tt_env.web.config import MAX_GAME_MOVES  # noqa: E402
 from tt_env.web.validate import RequestError  # noqa: E402
+
+from web_api_fixtures import call_then_disconnect  # noqa: E402
 
 
 @pytest.fixture()
@@ -148,29 +148,6 @@ class SlowCatalog(AgentCatalog):
 
     def make(self, name, rules):
         return SlowAgent(self.counter, self.gate, self.started)
-
-
-def call_then_disconnect(app, path: str, body: dict) -> list[dict]:
-    """The ASGI app called as a browser that sends ``body`` and then goes away."""
-    sent: list[dict] = []
-    data = json.dumps(body).encode()
-    state = {"body_sent": False}
-
-    async def receive():
-        if not state["body_sent"]:
-            state["body_sent"] = True
-            return {"type": "http.request", "body": data, "more_body": False}
-        return {"type": "http.disconnect"}
-
-    async def send(message):
-        sent.append(message)
-
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
-             "headers": [(b"host", b"testserver"), (b"content-type", b"application/json")],
-             "client": ("127.0.0.1", 1), "server": ("testserver", 80)}
-    asyncio.run(app(scope, receive, send))
-    return sent
 
 
 def test_work_whose_browser_has_gone_is_stopped() -> None:

@@ -7,8 +7,6 @@ The other attacks (the seed and the deal, loopback names, nesting, long messages
 
 from __future__ import annotations
 
-import asyncio
-import json
 import threading
 import time
 
@@ -26,7 +24,7 @@ from tt_env.web.results import check_work, run_evaluation  # noqa: E402
 from tt_env.web.store import SESSION_COOKIE  # noqa: E402
 from tt_env.web.validate import RequestError  # noqa: E402
 
-from web_api_fixtures import ONE_ROUND, app, client, person_first_game  # noqa: E402,F401  (app, client: fixtures)
+from web_api_fixtures import ONE_ROUND, app, call_then_disconnect, client, person_first_game  # noqa: E402,F401  (app, client: fixtures)
 
 
 
@@ -143,29 +141,6 @@ def test_a_new_game_s_opening_moves_stop_on_time() -> None:
     response = client.post("/api/play", json=body)
     assert response.status_code == 503 and "over 0.3 s" in response.json()["error"], response.text
     assert time.monotonic() - started < 2.5 and catalog.moves < 10
-
-
-def call_then_disconnect(app, path: str, body: dict, cookie: str) -> list[dict]:
-    """``app`` called by a browser (session ``cookie``) that sends ``body`` and goes away."""
-    sent: list[dict] = []
-    data, state = json.dumps(body).encode(), {"body_sent": False}
-
-    async def receive():
-        if not state["body_sent"]:
-            state["body_sent"] = True
-            return {"type": "http.request", "body": data, "more_body": False}
-        return {"type": "http.disconnect"}
-
-    async def send(message):
-        sent.append(message)
-
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
-             "headers": [(b"host", b"testserver"), (b"content-type", b"application/json"),
-                         (b"cookie", f"{SESSION_COOKIE}={cookie}".encode())],
-             "client": ("127.0.0.1", 1), "server": ("testserver", 80)}
-    asyncio.run(app(scope, receive, send))
-    return sent
 
 
 def test_play_moves_whose_browser_has_gone_are_stopped() -> None:

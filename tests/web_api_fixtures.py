@@ -6,10 +6,14 @@ Import it after the test module's ``pytest.importorskip("starlette")``; ``app`` 
 
 from __future__ import annotations
 
+import asyncio
+import json
+
 import pytest
 from starlette.testclient import TestClient
 
 from tt_env.web.app import create_app
+from tt_env.web.store import SESSION_COOKIE
 
 ONE_ROUND = {"rounds": [1]}
 SEED = 918273645
@@ -56,3 +60,28 @@ def person_first_game(client: TestClient, seats=("human", "expert-v0"), rules=No
         if view.json()["step"] == 0:
             return view.json()
     raise AssertionError("no game where the person moves first")
+
+
+def call_then_disconnect(app, path: str, body: dict, cookie: str | None = None) -> list[dict]:
+    """The ASGI ``app`` called as a browser (of session ``cookie``, if given) that POSTs ``body`` to
+    ``path`` and then goes away; the messages the app sent."""
+    sent: list[dict] = []
+    data, state = json.dumps(body).encode(), {"body_sent": False}
+
+    async def receive():
+        if not state["body_sent"]:
+            state["body_sent"] = True
+            return {"type": "http.request", "body": data, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    headers = [(b"host", b"testserver"), (b"content-type", b"application/json")]
+    if cookie is not None:
+        headers.append((b"cookie", f"{SESSION_COOKIE}={cookie}".encode()))
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": headers,
+             "client": ("127.0.0.1", 1), "server": ("testserver", 80)}
+    asyncio.run(app(scope, receive, send))
+    return sent

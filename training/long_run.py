@@ -31,7 +31,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +40,7 @@ from training.common.config import ConfigError, load_config
 from training.common.device import add_device_arg
 from training.common.run_lock import RunLock
 from training.common.run_utils import RunFolderError
+from training.common.signals import CaughtSignals
 from tt_env.cli_checks import CommandParser, output_dir_problem
 
 TRAINERS = {"batch_ppo": "training.batch_ppo", "selfplay": "training.selfplay"}
@@ -183,7 +183,7 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class ChunkSignals:
+class ChunkSignals(CaughtSignals):
     """While active, SIGINT, SIGTERM and SIGHUP (unless ignored, as under ``nohup``) are caught: each is
     passed on to the running trainer, and no further chunk starts.
 
@@ -193,26 +193,17 @@ class ChunkSignals:
     trainer running, a signal only stops long_run before the next chunk.
     """
 
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
     def __init__(self) -> None:
-        self.signum: int | None = None
-        """The first signal caught, or None."""
+        super().__init__()
         self.child: subprocess.Popen | None = None
         """The trainer now running, which signals are passed on to."""
         self.pending: int | None = None
         """A signal caught while no trainer ran: :func:`run_trainer` passes it on to one it just started."""
-        self._previous: dict[int, Any] = {}
 
-    def __enter__(self) -> "ChunkSignals":
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-                if sig != signal.SIGHUP or signal.getsignal(sig) is not signal.SIG_IGN:
-                    self._previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-        self._previous.clear()
+    def catches(self, sig: int) -> bool:
+        return sig != signal.SIGHUP or signal.getsignal(sig) is not signal.SIG_IGN
 
     def _handle(self, signum: int, frame: object) -> None:
         self.signum = self.signum or signum

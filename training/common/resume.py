@@ -23,7 +23,6 @@ from __future__ import annotations
 import shlex
 import signal
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,6 +36,7 @@ from tt_env.observation import OBS_VERSION
 from .config import ConfigError
 from .device import to_cpu
 from .run_utils import RunDir
+from .signals import CaughtSignals
 from .value_checks import short as _short
 
 TENSORS = "resume-tensors.pt"
@@ -240,25 +240,8 @@ class StopRequested(Exception):
     """Raised at a safe point after SIGINT/SIGTERM: save ``latest.pt`` and stop."""
 
 
-class StopSignals:
+class StopSignals(CaughtSignals):
     """While active, SIGINT and SIGTERM ask the run to stop at its next safe point (a second one stops at once)."""
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self) -> None:
-        self.signum: int | None = None
-        self._previous: dict[int, Any] = {}
-
-    def __enter__(self) -> "StopSignals":
-        if threading.current_thread() is threading.main_thread():
-            for sig in self.SIGNALS:
-                self._previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-        self._previous.clear()
 
     def _handle(self, signum: int, frame: object) -> None:
         if self.signum is not None:
