@@ -25,8 +25,9 @@ from tt_env.evaluation.evaluator import evaluate
 from training.common.resume import resume_command
 from training.common.run_utils import RunDir, RunFolderError
 from training.common.trainer_cli import train_or_exit
+from training.common.value_checks import agent_fit_problem
 from training.selfplay import train
-from tt_env.agents import list_agents, make_agent
+from tt_env.agents import list_agents
 from tt_env.cli_checks import CommandParser, command_name, int_at_least, output_dir_problem, seed_arg, workers_note
 from tt_env.engine.rules import Rules
 from tt_env.jsonio import write_json
@@ -75,11 +76,7 @@ def shipped_problem(rules: Rules) -> str | None:
     """Why :data:`SHIPPED` cannot play ``rules`` (another scoring, say), or None when it can."""
     if SHIPPED not in list_agents():
         return f"{SHIPPED} is not installed"
-    try:
-        make_agent(SHIPPED, rules)
-    except ValueError as exc:  # CheckpointError: the rules it was trained for differ
-        return str(exc)
-    return None
+    return agent_fit_problem(SHIPPED, rules)
 
 
 def main(argv: list[str] | None = None) -> None:

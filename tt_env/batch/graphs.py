@@ -71,9 +71,8 @@ class CudaGraphs:
 
 
 def step_graphs(game: Any, cuda_graphs: bool) -> StepGraphs | None:
-    """``BatchGame(cuda_graphs=...)``'s graphs of ``game``: None when off; checked (a bool, and on a CUDA device)."""
-    if not isinstance(cuda_graphs, bool):
-        raise ValueError(f"cuda_graphs={cuda_graphs!r} is not allowed: use True or False")
+    """``BatchGame(cuda_graphs=...)``'s graphs of ``game``: None when off; on needs a CUDA device (the
+    flag itself is checked by ``BatchGame``, with its other flags)."""
     if cuda_graphs and game.device.type != "cuda":
         raise ValueError(f"cuda_graphs=True needs a CUDA device, not device={str(game.device)!r}: use "
                          f"device='cuda', or cuda_graphs=False")
