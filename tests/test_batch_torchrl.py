@@ -127,3 +127,23 @@ def test_a_step_without_an_action_says_what_to_set() -> None:
 def test_the_table_count_is_checked_before_torchrl_sees_it(bad: object) -> None:
     with pytest.raises(ValueError, match=rf"num_tables={bad!r} is not allowed: use an int >= 1"):
         ThreeThirteenTorchRLEnv(num_tables=bad)  # type: ignore[arg-type]
+
+
+def test_random_actions_at_finished_tables_before_their_reset() -> None:
+    """A finished table has no legal action and ignores its action until its reset, so
+    ``rand_action`` still draws one for it (a masked spec with no allowed action cannot draw),
+    and the finished game's last observation and mask stay as they were."""
+    env = ThreeThirteenTorchRLEnv(rules=Rules(rounds=(1,), max_turns_per_round=2), num_tables=4)
+    td = env.reset()
+    for _ in range(40):
+        td = env.step_mdp(env.step(env.rand_action(td)))
+        if td["done"].any():
+            break
+    finished = td["done"].squeeze(-1)
+    assert finished.any() and not td["action_mask"][finished].any()
+    after = env.step_mdp(env.step(env.rand_action(td)))
+    assert torch.equal(after["observation"][finished], td["observation"][finished])
+    assert not after["action_mask"][finished].any()
+    playing = ~finished
+    if playing.any():
+        assert env.action_spec.mask[playing].equal(after["action_mask"][playing])

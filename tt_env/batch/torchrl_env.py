@@ -84,6 +84,8 @@ class ThreeThirteenTorchRLEnv(EnvBase):
                "done": done, "terminated": done.clone()}
         if with_reward:
             out["reward"] = ts.rewards
-        # a masked action spec: its rand() (check_env_specs, random rollouts) draws legal actions only
-        self.action_spec.update_mask(ts.action_mask.clone())
+        # a masked action spec: its rand() (check_env_specs, random rollouts) draws legal actions only;
+        # a finished table, which has none and ignores its action until its reset, allows any
+        waiting = ~ts.action_mask.any(dim=-1, keepdim=True)
+        self.action_spec.update_mask(ts.action_mask | waiting)
         return TensorDict(out, batch_size=self.batch_size, device=self.game.device)
