@@ -222,3 +222,25 @@ def test_the_evaluator_refuses_proc_before_any_game(capsys, monkeypatch):
         evaluate.main(["random-v0", "greedy-v0", "--games", "1", "--json", "/proc/x.json"])
     assert info.value.code == 2
     assert "--json /proc/x.json: cannot create files in /proc" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("make", [lambda d: d / ("a" * 300 + ".json"), lambda d: d / ("x" * 300) / "out.json",
+                                  lambda d: d / "a\0b.json"])
+def test_names_the_system_cannot_take_are_reported_not_raised(tmp_path, make):
+    """A name too long for the system, or holding a NUL, used to raise (``OSError``,
+    ``ValueError``) from the checks' own lookups, a traceback for every output flag."""
+    path = make(tmp_path)
+    for problem in (output_file_problem(path, (".json",)), output_file_problem(path, overwrite=True),
+                    output_dir_problem(path)):
+        assert problem is not None
+        assert ("too long for this system: at most 255 bytes a name" in problem
+                or "NUL character" in problem), problem
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_evaluator_refuses_a_name_too_long_before_any_game(capsys, tmp_path):
+    from training import evaluate
+    with pytest.raises(SystemExit) as exit_info:
+        evaluate.main(["random-v0", "greedy-v0", "--games", "1", "--json", str(tmp_path / ("a" * 300 + ".json"))])
+    assert exit_info.value.code == 2
+    assert "too long for this system" in capsys.readouterr().err

@@ -31,10 +31,14 @@ REFUSALS = [
     ("training.train_rllib", ["--iterations", "x"], "argument --iterations: invalid int value: 'x'"),
     ("tt_env.ui.play", ["--rounds", "9-12"], "argument --rounds: '9-12' is not allowed"),
     ("tt_env.ui.replay", ["game.json", "--fps", "0"], "argument --fps: 0 is not allowed"),
+    ("training.leaderboard", ["--players", "9"], "argument --players: 9 is not allowed: use a player count, 2..8"),
+    ("training.belief_eval", ["--players", "1"], "argument --players: 1 is not allowed: use a player count, 2..8"),
+    ("tt_env.ui.play", ["--opponents", *["random-v0"] * 8],
+     "--opponents: 8 given, at most 7 (a table seats 8 players, you included)"),
 ]
 NEEDS = {"training.leaderboard": "torch", "training.ship": "torch", "training.main_job": "torch",
          "training.oracle_data": "torch", "training.imitate": "torch", "training.selfplay": "torch",
-         "training.train_sb3": "sb3_contrib", "training.train_rllib": "yaml"}
+         "training.train_sb3": "sb3_contrib", "training.train_rllib": "yaml", "training.belief_eval": "torch"}
 
 
 def _refusal(module: str, argv: list[str], capsys, prog: str | None = None) -> str:

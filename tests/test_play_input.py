@@ -219,3 +219,49 @@ def test_a_save_path_that_appeared_during_the_game_is_kept_unless_overwrite(tmp_
     session, _, _ = make_session(["q"], save_path=path, overwrite=True)
     record = session.run()
     assert session.saved_to == path and load_record(path).actions == record.actions
+
+
+def _player_then(after_round: list[str]):
+    """Input that plays like ``_drawing_player`` until round 1 ends, then gives ``after_round`` in order."""
+    def factory(box: dict):
+        play = _drawing_player(box, lambda state: False)
+
+        def reply(prompt: str) -> str:
+            if box["session"].env.game_state.round_results:
+                if not after_round:
+                    raise EOFError
+                return after_round.pop(0)
+            return play(prompt)
+        return reply
+    return factory
+
+
+def test_q_between_rounds_quits():
+    """``q`` at "Press Enter for the next round" quits, as the help says (the reply was dropped and the
+    game went on)."""
+    session, out = _session_with(_player_then(["q", "n"]), Rules(rounds=(1, 2), max_turns_per_round=4))
+    session.run()
+    text = out.getvalue()
+    assert "Press Enter for the next round (q: quit)" in text
+    assert session.outcome == "quit" and len(session.env.game_state.round_results) == 1
+
+
+def test_a_name_the_system_cannot_take_at_the_save_prompt_asks_again(tmp_path):
+    """A NUL or a name too long, typed at the save prompt, is a failed save that asks again, not
+    "The game cannot go on" (the agent-failure exit)."""
+    good = tmp_path / "game.json"
+    session, out, _ = make_session(["q", "y", "a\0b.json", "a" * 300 + ".json", str(good)])
+    session.run()
+    text = out.getvalue()
+    assert "NUL character" in text and "too long for this system" in text
+    assert session.outcome == "quit" and session.saved_to == good and good.is_file()
+
+
+def test_a_name_typed_with_a_tilde_is_saved_in_the_home_folder(tmp_path, monkeypatch):
+    """``~`` typed at the prompt is the home folder, as in a shell (no folder named ``~`` is made)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    monkeypatch.chdir(tmp_path)
+    session, _, _ = make_session(["q", "y", "~/game.json"])
+    session.run()
+    assert session.saved_to == tmp_path / "home" / "game.json" and not (tmp_path / "~").exists()

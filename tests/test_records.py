@@ -132,6 +132,15 @@ def test_another_format_version_is_refused(recorded, tmp_path):
     (lambda d: d.update(reward_mode="money"), "reward_mode 'money'"),
     (lambda d: d.update(colour="blue"), r"unknown key\(s\) \['colour'\]"),
     (lambda d: d.update(format="chess-game"), "not 'three-thirteen-game'"),
+    (lambda d: d.update(seed="7"), r"has seed '7': use a non-negative integer"),  # (a string, quoted as one)
+    (lambda d: d.update(format_version=True), r"has format_version True; this version of tt_env reads"),
+    (lambda d: d.update(format_version=1.0), r"has format_version 1\.0; this version of tt_env reads"),
+    (lambda d: d.update(seed=None, rng_state={"bit_generator": "PCG64"}),
+     r"^the record: the record's rng_state is not a state of numpy's default generator \(no key 'state'\): use "),
+    (lambda d: d.update(seed=None, rng_state={"bit_generator": "PCG64", "state": {"state": "x", "inc": 1},
+                                              "has_uint32": 0, "uinteger": 0}),
+     r"^the record: the record's rng_state is not a state of numpy's default generator \(.+\): use the object "
+     r"np\.random\.default_rng\(seed\)\.bit_generator\.state gives"),
 ])
 def test_malformed_records_name_the_problem(recorded, change, message):
     data = _data(recorded)

@@ -87,10 +87,46 @@ def test_a_record_that_cannot_be_read_is_a_command_line_error(tmp_path, capsys):
     assert code == 2 and f"cannot read {tmp_path}" in line
 
 
-@pytest.mark.parametrize("fps", ["0", "-1", "nan", "inf", "101"])
+@pytest.mark.parametrize("fps", ["0", "-1", "nan", "inf", "101", "0.001", "0.0019"])
 def test_fps_must_be_a_finite_number_in_range(fps, record_data, tmp_path, capsys):
+    """Down to 0.002: a GIF frame shows for 655.35 s at most (an fps of 0.001 crashed Pillow's writer)."""
     code, line = _status([str(_write(tmp_path, record_data)), "--gif", str(tmp_path / "g.gif"), "--fps", fps], capsys)
-    assert code == 2 and f"argument --fps: {fps} is not allowed: use a number > 0 and <= 100" in line
+    assert code == 2 and f"argument --fps: {fps} is not allowed: use a number >= 0.002 and <= 100" in line
+    assert not (tmp_path / "g.gif").exists()
+
+
+def test_the_slowest_fps_writes_a_gif(record_data, tmp_path, capsys):
+    code, _ = _status([str(_write(tmp_path, record_data)), "--gif", str(tmp_path / "g.gif"), "--fps", "0.002"],
+                      capsys)
+    assert code == 0 and (tmp_path / "g.gif").read_bytes()[:6] == b"GIF89a"
+
+
+def test_a_gif_that_fails_to_write_leaves_the_old_one_as_it_was(record_data, tmp_path, capsys, monkeypatch):
+    """``--overwrite`` replaces a GIF only once the new one is whole: a writer that fails halfway
+    (Pillow's, a full disk) left a broken file where the old GIF was."""
+    from PIL import Image
+
+    path = _write(tmp_path, record_data)
+    assert _status([str(path), "--gif", str(tmp_path / "g.gif")], capsys)[0] == 0
+    old = (tmp_path / "g.gif").read_bytes()
+
+    def broken_save(self, fp, *args, **kwargs):
+        open(fp, "wb").write(b"GIF89a half")
+        raise OverflowError("int too big to convert")
+
+    monkeypatch.setattr(Image.Image, "save", broken_save)
+    with pytest.raises(OverflowError):
+        main([str(path), "--gif", str(tmp_path / "g.gif"), "--overwrite"])
+    assert (tmp_path / "g.gif").read_bytes() == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.gif", "game.json"]  # no temporary file left
+
+
+def test_save_gif_checks_fps_itself(record_data, tmp_path):
+    from tt_env.ui.records import GameRecord
+    from tt_env.ui.replay import save_gif
+
+    with pytest.raises(ValueError, match=r"fps=0.001 is not allowed: use 0.002 to 100"):
+        save_gif(GameRecord.from_dict(record_data), tmp_path / "g.gif", fps=0.001)
     assert not (tmp_path / "g.gif").exists()
 
 

@@ -36,7 +36,7 @@ from models.belief import Belief, load_belief
 from models.checkpoint import CheckpointError
 from models.belief_net import unseen_and_unknown
 from training import belief_data
-from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
+from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, players_arg, seed_arg
 from tt_env.engine.rules import Rules
 from tt_env.observation import get_layout
 from tt_env.search import sample_world
@@ -168,7 +168,7 @@ def plot_calibration(results: dict, path: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> dict:
     parser = CommandParser(prog="python -m training.belief_eval", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--players", type=int_at_least(2), nargs="+", default=[2])
+    parser.add_argument("--players", type=players_arg, nargs="+", default=[2], help="player counts, 2..8 (default 2)")
     parser.add_argument("--belief", nargs="+", default=None,
                         help="a belief per player count (name or path; default the shipped belief-Np-v0)")
     parser.add_argument("--data", nargs="+", default=None,

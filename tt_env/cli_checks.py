@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import math
 import os
 import tempfile
@@ -37,7 +38,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .engine.rules import ACES_OPTIONS, Rules, option_names
+from .engine.rules import ACES_OPTIONS, MAX_PLAYERS, MIN_PLAYERS, Rules, option_names
 
 _INVOKED_AS: ContextVar[str | None] = ContextVar("invoked_as", default=None)
 _SHOW_HELP_HINT = ("the following arguments are required", "unrecognized arguments", "one of the arguments")
@@ -79,18 +80,21 @@ def command_name(default: str) -> str:
     return _INVOKED_AS.get() or default
 
 
-def int_at_least(low: int, *, noun: str = "an integer") -> Callable[[str], int]:
-    """An ``argparse`` type: an integer ``>= low`` (the message names the value and the range)."""
+def int_at_least(low: int, high: int | None = None, *, noun: str = "an integer") -> Callable[[str], int]:
+    """An ``argparse`` type: an integer ``>= low`` (and ``<= high`` when given); the message names
+    the value and the range."""
+    allowed = f"{noun} >= {low}" if high is None else f"{noun} {low}..{high}"
+
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer: use {noun} >= {low}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{value} is not allowed: use {noun} >= {low}")
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer: use {allowed}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{value} is not allowed: use {allowed}")
         return value
 
-    parse.__name__ = f"integer >= {low}"
+    parse.__name__ = f"integer >= {low}" if high is None else f"integer {low}..{high}"
     return parse
 
 
@@ -113,20 +117,25 @@ def int_list(low: int, high: int | None = None, *, noun: str = "integers") -> Ca
     return parse
 
 
+players_arg = int_at_least(MIN_PLAYERS, MAX_PLAYERS, noun="a player count,")
+"""An ``argparse`` type for ``--players``: a table's player count, 2..8 (the rule book's range)."""
+
 seed_arg = int_at_least(0, noun="a seed, an integer")
 """An ``argparse`` type for ``--seed``: an integer ``>= 0`` (numpy's seeds cannot be negative)."""
 
 
-def positive_float(high: float | None = None, *, why: str = "") -> Callable[[str], float]:
-    """An ``argparse`` type: a finite number ``> 0`` (and ``<= high`` when given)."""
-    allowed = "a number > 0" + (f" and <= {high:g}" if high is not None else "") + why
+def positive_float(high: float | None = None, *, why: str = "", low: float | None = None) -> Callable[[str], float]:
+    """An ``argparse`` type: a finite number ``> 0`` (``>= low`` and ``<= high`` when given)."""
+    allowed = (f"a number >= {low:g}" if low is not None else "a number > 0") + (
+        f" and <= {high:g}" if high is not None else "") + why
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a number: use {allowed}") from None
-        if not math.isfinite(value) or value <= 0 or (high is not None and value > high):
+        if (not math.isfinite(value) or value <= 0 or (low is not None and value < low)
+                or (high is not None and value > high)):
             raise argparse.ArgumentTypeError(f"{text} is not allowed: use {allowed}")
         return value
 
@@ -236,6 +245,41 @@ def _absolute(path: str | os.PathLike) -> Path:
     return Path(os.path.abspath(os.fspath(path)))
 
 
+def _unusable_name(target: Path) -> str | None:
+    """Why this system cannot take ``target`` as a path at all (``None`` if it can): a NUL
+    character, or a name or path too long. The checks after it look the path up, which would
+    raise (``ValueError``, ``OSError``) instead of answering."""
+    if "\0" in str(target):
+        return "the name holds a NUL character (\\0), which no file name may hold"
+    try:
+        os.stat(target)
+    except FileNotFoundError:
+        pass  # (checked later: its folder must be writable)
+    except OSError as error:
+        if error.errno == errno.ENAMETOOLONG:
+            return (f"the name is too long for this system: at most {_name_max(target)} bytes a "
+                    f"name, and {_path_max()} for the whole path")
+        if error.errno not in (errno.ENOTDIR, errno.EACCES, errno.ELOOP):
+            return f"it cannot be looked up: {error.strerror or error}"
+    return None
+
+
+def _name_max(target: Path) -> int:
+    """The longest name a file may have in ``target``'s nearest existing folder (255 where unknown)."""
+    try:
+        return os.pathconf(_nearest_existing(target.parent), "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
+def _path_max() -> int:
+    """The longest path this system takes (4,096 where unknown)."""
+    try:
+        return os.pathconf("/", "PC_PATH_MAX")
+    except (OSError, ValueError):
+        return 4096
+
+
 def _nearest_existing(path: Path) -> Path:
     while not os.path.lexists(path) and path != path.parent:
         path = path.parent
@@ -286,6 +330,9 @@ def output_file_problem(path: str | os.PathLike, suffixes: Sequence[str] = (), *
     reported last, so that ``--overwrite`` is the only remedy left when it is.
     """
     target = _absolute(path)
+    unusable = _unusable_name(target)
+    if unusable:
+        return unusable
     if target.is_dir():
         example = Path(path) / ("out" + (suffixes[0] if suffixes else ".json"))
         return f"it is a folder: give a file name, such as {example}"
@@ -303,6 +350,9 @@ def output_file_problem(path: str | os.PathLike, suffixes: Sequence[str] = (), *
 def output_dir_problem(path: str | os.PathLike) -> str | None:
     """Why files cannot be written into the folder ``path`` (``None`` if they can), leaving nothing behind."""
     target = _absolute(path)
+    unusable = _unusable_name(target)
+    if unusable:
+        return unusable
     if os.path.lexists(target) and not target.is_dir():
         return "it is a file, not a folder"
     return _folder_problem(_nearest_existing(target))

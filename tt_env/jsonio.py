@@ -21,9 +21,11 @@ structure of the value is the caller's to check.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +117,22 @@ def read_json(path: str | os.PathLike, where: str | None = None, limit: int = MA
     return loads(data, where)
 
 
+@contextlib.contextmanager
+def replaced_atomically(path: str | os.PathLike) -> Iterator[Path]:
+    """The temporary file to write in place of ``path`` (beside it, ``NAME.tmp``): moved onto
+    ``path`` when the block ends, removed if it raises. So a reader never sees half a file, and a
+    failed write (a full disk, a crash in a writer) leaves the old file as it was."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
 def write_json(path: str | os.PathLike, value: Any, *, indent: int | None = 2) -> Path:
     """Write ``value`` as strict JSON to ``path`` atomically; returns the path.
 
@@ -124,7 +142,6 @@ def write_json(path: str | os.PathLike, value: Any, *, indent: int | None = 2) -
     path = Path(path)
     if path.exists() and not path.is_file():
         raise ValueError(f"cannot write JSON to {str(path)!r}: it exists and is not a regular file")
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dumps(value, indent=indent) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    with replaced_atomically(path) as tmp:
+        tmp.write_text(dumps(value, indent=indent) + "\n", encoding="utf-8")
     return path

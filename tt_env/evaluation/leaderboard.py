@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg, workers_note
+from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, players_arg, seed_arg, workers_note
 from tt_env.agents.registry import trained_agent_names, trained_players
 from tt_env.engine.rules import Rules
 from tt_env.jsonio import write_json
@@ -119,8 +119,8 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
     parser = CommandParser(prog="python -m training.leaderboard", description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", nargs="+", default=None,
                         help=f"agents to rank (default: {' '.join(default_agents())})")
-    parser.add_argument("--players", nargs="+", type=int_at_least(2), default=[2, 3, 4],
-                        help="player counts (default 2 3 4)")
+    parser.add_argument("--players", nargs="+", type=players_arg, default=[2, 3, 4],
+                        help="player counts, 2..8 (default 2 3 4)")
     parser.add_argument("--deals", type=int_at_least(1), default=100, help="duplicate deals per cell (default 100)")
     parser.add_argument("--deals-for", nargs=2, action="append", default=[], metavar=("AGENT", "DEALS"),
                         help="another number of deals for one agent (repeatable), e.g. --deals-for ismcts-v0 300")

@@ -38,7 +38,7 @@ from ..cli_checks import (EXISTS, CommandParser, add_rules_arguments, int_at_lea
 from ..engine.cards import parse_card
 from ..engine.game import PHASE_DRAW, GameState, legal_actions
 from ..engine.melds import least_penalty
-from ..engine.rules import Rules, wild_rank
+from ..engine.rules import MAX_PLAYERS, Rules, wild_rank
 from ..three_thirteen_v0 import raw_env
 from .records import GameRecord, GameRecorder, save_record
 from .tui import card_label, card_text, final_view, hand_line, require_rich, round_view, table_view
@@ -51,6 +51,10 @@ HELP = ("On your turn: [bold]s[/] draws from the stock, [bold]d[/] takes the top
 
 EXIT_OK, EXIT_AGENT_FAILED, EXIT_USAGE, EXIT_INPUT_ENDED = 0, 1, 2, 3
 """Exit statuses of ``python -m tt_env.ui.play`` (``EXIT_USAGE`` comes from ``parser.error``)."""
+
+
+QUIT_WORDS = ("q", "quit", "exit")
+"""What a player types to quit, at a move or between rounds."""
 
 
 class QuitGame(Exception):
@@ -158,7 +162,8 @@ class PlaySession:
             self.console.print(round_view(state.round_results[-1], self.rules, state.scores, self.names,
                                           you=self.seat))
             if not state.game_over and self.pause_between_rounds:
-                self._ask("Press Enter for the next round > ")
+                if self._ask("Press Enter for the next round (q: quit) > ").strip().lower() in QUIT_WORDS:
+                    self._quit()
 
     def _agent_turn(self, p: int) -> int:
         obs = self.env.observe(f"player_{p}")
@@ -192,7 +197,7 @@ class PlaySession:
 
         state = self.env.game_state
         word = reply.strip().lower()
-        if word in ("q", "quit", "exit"):
+        if word in QUIT_WORDS:
             self._quit()
         if word in ("?", "help"):
             return None, HELP
@@ -279,7 +284,7 @@ class PlaySession:
         except (KeyboardInterrupt, EOFError):
             self.console.print("\nNot saved.")
             return
-        self._save(Path(name) if name else default)
+        self._save(Path(name).expanduser() if name else default)
 
     def _save(self, path: Path, *, overwrite: bool = False) -> None:
         """Save the record to ``path``; when that fails, say why and ask for another file name
@@ -310,7 +315,7 @@ class PlaySession:
             if not name:
                 self.console.print("Not saved.")
                 return
-            path, overwrite = Path(name), False
+            path, overwrite = Path(name).expanduser(), False  # (typed here: no shell expanded "~")
 
 
 def hint_lines(state: GameState, seat: int, suggestion: int | None, agent_name: str) -> list[str]:
@@ -398,6 +403,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.save and (problem := output_file_problem(args.save, overwrite=args.overwrite)):
         parser.error(f"--save {args.save}: {problem}")
     num_players = len(args.opponents) + 1
+    if num_players > MAX_PLAYERS:
+        parser.error(f"--opponents: {len(args.opponents)} given, at most {MAX_PLAYERS - 1} (a table seats "
+                     f"{MAX_PLAYERS} players, you included)")
     if args.seat >= num_players:
         parser.error(f"--seat {args.seat} is not a seat of this table: use 0..{num_players - 1} "
                      f"({len(args.opponents)} opponent(s) and you)")

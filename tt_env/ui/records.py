@@ -28,8 +28,6 @@ replays up to its last action.
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +40,7 @@ from ..actions import action_name
 from ..engine import game
 from ..engine.rules import Rules
 from ..jsonio import MAX_CHARS, loads
-from ..quoting import short_repr
+from ..quoting import short, short_repr
 
 FORMAT_NAME = "three-thirteen-game"
 FORMAT_VERSION = 1
@@ -94,7 +92,7 @@ class GameRecord:
         if not isinstance(data, Mapping):
             raise ValueError(f"{source} is not a game record: expected a JSON object, got {type(data).__name__}")
         version = data.get("format_version")
-        if "format_version" in data and version != FORMAT_VERSION:
+        if "format_version" in data and (type(version) is not int or version != FORMAT_VERSION):  # (not true, 1.0)
             raise ValueError(f"{source} has format_version {short_repr(version)}; this version of tt_env reads "
                              f"format_version {FORMAT_VERSION} only")
         missing = [k for k in REQUIRED_KEYS if k not in data]
@@ -147,7 +145,10 @@ class GameRecord:
                      final_scores=tuple(final) if final is not None else None, rng_state=rng_state,
                      reshuffle_seed=reshuffle_seed)
         if rng_state is not None:
-            record.new_generator()  # a bad state is refused now, not when the replay starts
+            try:
+                record.new_generator()  # a bad state is refused now, not when the replay starts
+            except ValueError as exc:
+                raise ValueError(f"{source}: {exc}") from None
         return record
 
     def new_generator(self) -> np.random.Generator:
@@ -157,7 +158,11 @@ class GameRecord:
             try:
                 rng.bit_generator.state = dict(self.rng_state)
             except (TypeError, ValueError, KeyError, OverflowError) as exc:
-                raise ValueError(f"the record's rng_state is not a state of numpy's default generator: {exc}") from exc
+                detail = f"no key {short_repr(exc.args[0])}" if isinstance(exc, KeyError) else short(str(exc))
+                raise ValueError(f"the record's rng_state is not a state of numpy's default generator ({detail}): "
+                                 f"use the object np.random.default_rng(seed).bit_generator.state gives, "
+                                 f"{{'bit_generator': 'PCG64', 'state': {{'state': ..., 'inc': ...}}, "
+                                 f"'has_uint32': ..., 'uinteger': ...}}") from exc
             return rng
         return np.random.default_rng(_plain(self.seed))
 
@@ -171,7 +176,7 @@ def _seed(value: Any, name: str, source: str) -> Seed | None:
         return value
     if isinstance(value, (list, tuple)) and 0 < len(value) <= MAX_SEED_WORDS and all(ok(v) for v in value):
         return tuple(value)
-    raise ValueError(f"{source} has {name} {str(value)[:80]}: use a non-negative integer or a list of 1 to "
+    raise ValueError(f"{source} has {name} {short_repr(value)}: use a non-negative integer or a list of 1 to "
                      f"{MAX_SEED_WORDS} of them" + (" (or null with rng_state)" if name == "seed" else ""))
 
 
@@ -219,14 +224,8 @@ def save_record(record: GameRecord, path: str | Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
     data = record.to_dict()
     lines = [f"  {jsonio.dumps(key)}: {jsonio.dumps(value)}" for key, value in data.items()]
-    tmp = path.with_name(path.name + ".tmp")
-    try:
+    with jsonio.replaced_atomically(path) as tmp:
         tmp.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
     return path
 
 

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..actions import DISCARD_BASE, DRAW_STOCK, TAKE_DISCARD
+from ..jsonio import replaced_atomically
 from ..cli_checks import CommandParser, command_name, output_dir_problem, output_file_problem, positive_float
 from ..optional import require
 from .records import GameRecord, load_record, replay, replay_final
@@ -84,6 +85,11 @@ def gif_problem(record: GameRecord, seat: int = 0, private: bool = False) -> str
             f"writes one picture at a time")
 
 
+GIF_FRAME_TIMES = " (GIF frame times are whole hundredths of a second, 1 to 65,535)"
+MIN_FPS, MAX_FPS = 0.002, 100.0
+"""``--fps``'s range: a frame shows for 500 s at most and 1/100 s at least (the GIF format's)."""
+
+
 def save_gif(record: GameRecord, path: str | Path, *, seat: int = 0, private: bool = False,
              fps: float = 4.0, round_end_seconds: float = 3.0) -> int:
     """Write the replay as an animated GIF; returns the number of frames. ``ValueError`` for a game
@@ -92,6 +98,8 @@ def save_gif(record: GameRecord, path: str | Path, *, seat: int = 0, private: bo
 
     from .render_image import color_sample
 
+    if not MIN_FPS <= fps <= MAX_FPS:
+        raise ValueError(f"fps={fps!r} is not allowed: use {MIN_FPS:g} to {MAX_FPS:g}{GIF_FRAME_TIMES}")
     problem = gif_problem(record, seat, private)
     if problem:
         raise ValueError(problem)
@@ -101,7 +109,9 @@ def save_gif(record: GameRecord, path: str | Path, *, seat: int = 0, private: bo
         images.append(Image.fromarray(image).quantize(palette=palette, dither=Image.Dither.NONE))
         durations.append(int(1000 * (round_end_seconds if round_end else 1.0 / fps)))
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    images[0].save(path, save_all=True, append_images=images[1:], duration=durations, loop=0, optimize=False)
+    with replaced_atomically(path) as tmp:  # (a failed write leaves the old GIF as it was)
+        images[0].save(tmp, format="GIF", save_all=True, append_images=images[1:], duration=durations, loop=0,
+                       optimize=False)
     return len(images)
 
 
@@ -188,8 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--step", action="store_true", help="show the table before each move and wait for Enter")
     parser.add_argument("--seat", type=int, default=0, help="seat at the bottom of the pictures (default 0)")
     parser.add_argument("--private", action="store_true", help="pictures show only what --seat could see")
-    parser.add_argument("--fps", type=positive_float(100, why=" (GIF frame times are in hundredths of a second)"),
-                        default=4.0, help="moves per second in the GIF, in (0, 100] (default 4)")
+    parser.add_argument("--fps", type=positive_float(MAX_FPS, low=MIN_FPS, why=GIF_FRAME_TIMES), default=4.0,
+                        help=f"moves per second in the GIF, {MIN_FPS:g} to {MAX_FPS:g} (default 4)")
     return parser
 
 
