@@ -39,28 +39,24 @@ import argparse
 import importlib
 import os
 import sys
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import fmt_rate, print_header, print_table, summarize  # noqa: E402
+from _common import (Timed, add_timing_args, fmt_rate, print_header, print_table, run_for,  # noqa: E402
+                     summarize, time_round_robin)
 
 CHECK_EVERY = 32  # steps between clock reads inside the timed loop
 
 
 @dataclass
-class Runner:
+class Runner(Timed):
     """One environment under test: ``run(seconds)`` plays on and returns (steps, elapsed)."""
 
-    name: str
-    run: Callable[[float], tuple[int, float]]
     episodes: Callable[[], int]
     note: str = ""
-    rates: list[float] = field(default_factory=list)
-    cpu_rates: list[float] = field(default_factory=list)
     steps_total: int = 0
 
 
@@ -74,32 +70,27 @@ def make_aec_runner(name: str, make_env: Callable[[], object], seed: int, note: 
     rng = np.random.default_rng(seed)
     state = {"episodes": 0}
 
-    def run(seconds: float) -> tuple[int, float]:
+    def play() -> int:
         env = e
         last, step = env.last, env.step
         integers, flatnonzero = rng.integers, np.flatnonzero
         steps = 0
-        t0 = time.perf_counter()
-        deadline = t0 + seconds
-        while True:
-            for _ in range(CHECK_EVERY):
-                obs, _rew, term, trunc, _info = last()
-                if term or trunc:
-                    step(None)
-                else:
-                    _x = obs["observation"]
-                    legal = flatnonzero(obs["action_mask"])
-                    step(int(legal[integers(len(legal))]))
-                    steps += 1
-                if not env.agents:
-                    state["episodes"] += 1
-                    env.reset()
-                    last, step = env.last, env.step
-            now = time.perf_counter()
-            if now >= deadline:
-                return steps, now - t0
+        for _ in range(CHECK_EVERY):
+            obs, _rew, term, trunc, _info = last()
+            if term or trunc:
+                step(None)
+            else:
+                _x = obs["observation"]
+                legal = flatnonzero(obs["action_mask"])
+                step(int(legal[integers(len(legal))]))
+                steps += 1
+            if not env.agents:
+                state["episodes"] += 1
+                env.reset()
+                last, step = env.last, env.step
+        return steps
 
-    return Runner(name, run, lambda: state["episodes"], note)
+    return Runner(name, lambda seconds: run_for(seconds, play), lambda: state["episodes"], note)
 
 
 # --------------------------------------------------------------------------------------
@@ -113,27 +104,20 @@ def make_rlcard_runner(seed: int) -> Runner:
     rng = np.random.default_rng(seed)
     box = {"state": env.reset()[0], "episodes": 0}  # reset() returns (state, player_id)
 
-    def run(seconds: float) -> tuple[int, float]:
+    def play() -> int:
         state = box["state"]
         integers = rng.integers
-        steps = 0
-        t0 = time.perf_counter()
-        deadline = t0 + seconds
-        while True:
-            for _ in range(CHECK_EVERY):
-                _x = state["obs"]
-                legal = list(state["legal_actions"])  # OrderedDict: action id -> None
-                state, _pid = env.step(legal[integers(len(legal))])
-                steps += 1
-                if env.is_over():
-                    box["episodes"] += 1
-                    state, _pid = env.reset()
-            now = time.perf_counter()
-            if now >= deadline:
-                box["state"] = state
-                return steps, now - t0
+        for _ in range(CHECK_EVERY):
+            _x = state["obs"]
+            legal = list(state["legal_actions"])  # OrderedDict: action id -> None
+            state, _pid = env.step(legal[integers(len(legal))])
+            if env.is_over():
+                box["episodes"] += 1
+                state, _pid = env.reset()
+        box["state"] = state
+        return CHECK_EVERY
 
-    return Runner("rlcard gin-rummy", run, lambda: box["episodes"], "python")
+    return Runner("rlcard gin-rummy", lambda seconds: run_for(seconds, play), lambda: box["episodes"], "python")
 
 
 # --------------------------------------------------------------------------------------
@@ -147,36 +131,32 @@ def make_openspiel_runner(seed: int) -> Runner:
     rng = np.random.default_rng(seed)
     box = {"state": game.new_initial_state(), "episodes": 0}
 
-    def run(seconds: float) -> tuple[int, float]:
+    def play() -> int:
         state = box["state"]
         integers, random, asarray, f32 = rng.integers, rng.random, np.asarray, np.float32
         steps = 0
-        t0 = time.perf_counter()
-        deadline = t0 + seconds
-        while True:
-            for _ in range(CHECK_EVERY):
-                if state.is_terminal():
-                    box["episodes"] += 1
-                    state = game.new_initial_state()
-                elif state.is_chance_node():  # timed, not counted
-                    u, acc = random(), 0.0
-                    outcomes = state.chance_outcomes()
-                    for a, p in outcomes:
-                        acc += p
-                        if u < acc:
-                            break
-                    state.apply_action(a)
-                else:
-                    _x = asarray(state.observation_tensor(), dtype=f32)
-                    legal = state.legal_actions()
-                    state.apply_action(legal[integers(len(legal))])
-                    steps += 1
-            now = time.perf_counter()
-            if now >= deadline:
-                box["state"] = state
-                return steps, now - t0
+        for _ in range(CHECK_EVERY):
+            if state.is_terminal():
+                box["episodes"] += 1
+                state = game.new_initial_state()
+            elif state.is_chance_node():  # timed, not counted
+                u, acc = random(), 0.0
+                outcomes = state.chance_outcomes()
+                for a, p in outcomes:
+                    acc += p
+                    if u < acc:
+                        break
+                state.apply_action(a)
+            else:
+                _x = asarray(state.observation_tensor(), dtype=f32)
+                legal = state.legal_actions()
+                state.apply_action(legal[integers(len(legal))])
+                steps += 1
+        box["state"] = state
+        return steps
 
-    return Runner("openspiel gin_rummy", run, lambda: box["episodes"], "C++ via pybind11")
+    return Runner("openspiel gin_rummy", lambda seconds: run_for(seconds, play), lambda: box["episodes"],
+                  "C++ via pybind11")
 
 
 # --------------------------------------------------------------------------------------
@@ -215,11 +195,7 @@ def build_runners(selected: list[str], seed: int, num_players: int) -> list[Runn
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=5, help="repetitions per env (default 5)")
-    parser.add_argument("--seconds", type=float, default=2.0,
-                        help="timed seconds per env per repetition (default 2.0)")
-    parser.add_argument("--warmup", type=float, default=0.5, help="untimed warm-up seconds per env")
-    parser.add_argument("--seed", type=int, default=0)
+    add_timing_args(parser, "env")
     parser.add_argument("--num-players", type=int, default=2, help="players in our env (default 2)")
     parser.add_argument("--envs", default="tt_raw,tt_env,rlcard,openspiel",
                         help="comma-separated subset of tt_raw,tt_env,rlcard,openspiel")
@@ -233,15 +209,8 @@ def main() -> None:
     for r in runners:
         r.run(args.warmup)
     episodes0 = {r.name: r.episodes() for r in runners}
-    for rep in range(args.repeats):
-        for r in runners:  # round-robin so machine load affects every env alike
-            c0 = time.process_time()
-            steps, elapsed = r.run(args.seconds)
-            r.cpu_rates.append(steps / max(time.process_time() - c0, 1e-9))
-            r.rates.append(steps / elapsed)
-            r.steps_total += steps
-        print(f"  repetition {rep + 1}/{args.repeats}: "
-              + ", ".join(f"{r.name} {fmt_rate(r.rates[-1])}" for r in runners), flush=True)
+    for r, steps in zip(runners, time_round_robin(runners, args.repeats, args.seconds), strict=True):
+        r.steps_total += steps
     print()
 
     rows, med, cpu_med = [], {}, {}

@@ -32,29 +32,24 @@ import cProfile
 import os
 import pstats
 import sys
-import time
 from collections import defaultdict
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from _common import fmt_rate, print_header, print_table, summarize  # noqa: E402
+from _common import (Timed, add_timing_args, fmt_rate, print_header, print_table, run_for,  # noqa: E402
+                     summarize, time_round_robin)
 
 CHECK_EVERY = 64  # steps between clock reads inside the timed loop
 
 
 @dataclass
-class Contender:
+class Contender(Timed):
     """One game under test: ``run(seconds)`` plays on and returns (decisions, elapsed)."""
 
-    name: str
-    run: Callable[[float], tuple[int, float]]
     counts: dict
-    rates: list[float] = field(default_factory=list)
-    cpu_rates: list[float] = field(default_factory=list)
 
 
 def make_contender(name: str, game, seed: int, observe: bool) -> Contender:
@@ -63,39 +58,34 @@ def make_contender(name: str, game, seed: int, observe: bool) -> Contender:
     box = {"state": game.new_initial_state()}
     counts = {"games": 0, "decisions": 0, "chance": 0}
 
-    def run(seconds: float) -> tuple[int, float]:
+    def play() -> int:
         state = box["state"]
         integers, random, asarray, f32 = rng.integers, rng.random, np.asarray, np.float32
         steps = chance = 0
-        t0 = time.perf_counter()
-        deadline = t0 + seconds
-        while True:
-            for _ in range(CHECK_EVERY):
-                if state.is_terminal():
-                    counts["games"] += 1
-                    state = game.new_initial_state()
-                elif state.is_chance_node():  # timed, not counted as a step
-                    u, acc = random(), 0.0
-                    for a, p in state.chance_outcomes():
-                        acc += p
-                        if u < acc:
-                            break
-                    state.apply_action(a)
-                    chance += 1
-                else:
-                    if observe:
-                        _x = asarray(state.observation_tensor(), dtype=f32)
-                    legal = state.legal_actions()
-                    state.apply_action(legal[integers(len(legal))])
-                    steps += 1
-            now = time.perf_counter()
-            if now >= deadline:
-                box["state"] = state
-                counts["decisions"] += steps
-                counts["chance"] += chance
-                return steps, now - t0
+        for _ in range(CHECK_EVERY):
+            if state.is_terminal():
+                counts["games"] += 1
+                state = game.new_initial_state()
+            elif state.is_chance_node():  # timed, not counted as a step
+                u, acc = random(), 0.0
+                for a, p in state.chance_outcomes():
+                    acc += p
+                    if u < acc:
+                        break
+                state.apply_action(a)
+                chance += 1
+            else:
+                if observe:
+                    _x = asarray(state.observation_tensor(), dtype=f32)
+                legal = state.legal_actions()
+                state.apply_action(legal[integers(len(legal))])
+                steps += 1
+        box["state"] = state
+        counts["decisions"] += steps
+        counts["chance"] += chance
+        return steps
 
-    return Contender(name, run, counts)
+    return Contender(name, lambda seconds: run_for(seconds, play), counts)
 
 
 def make_engine_contender(name: str, rules, seed: int, observe: bool) -> Contender:
@@ -108,29 +98,22 @@ def make_engine_contender(name: str, rules, seed: int, observe: bool) -> Contend
     counts = {"games": 0, "decisions": 0, "chance": 0}
     legal_actions, apply = engine.legal_actions, engine.apply
 
-    def run(seconds: float) -> tuple[int, float]:
+    def play() -> int:
         state = box["state"]
         integers = rng.integers
-        steps = 0
-        t0 = time.perf_counter()
-        deadline = t0 + seconds
-        while True:
-            for _ in range(CHECK_EVERY):
-                if state.game_over:
-                    counts["games"] += 1
-                    state = engine.new_game(rules, rng)
-                if observe:
-                    _x = encode(state, state.current_player)
-                legal = legal_actions(state)
-                apply(state, legal[integers(len(legal))])
-                steps += 1
-            now = time.perf_counter()
-            if now >= deadline:
-                box["state"] = state
-                counts["decisions"] += steps
-                return steps, now - t0
+        for _ in range(CHECK_EVERY):
+            if state.game_over:
+                counts["games"] += 1
+                state = engine.new_game(rules, rng)
+            if observe:
+                _x = encode(state, state.current_player)
+            legal = legal_actions(state)
+            apply(state, legal[integers(len(legal))])
+        box["state"] = state
+        counts["decisions"] += CHECK_EVERY
+        return CHECK_EVERY
 
-    return Contender(name, run, counts)
+    return Contender(name, lambda seconds: run_for(seconds, play), counts)
 
 
 def build(args: argparse.Namespace) -> list[Contender]:
@@ -191,7 +174,7 @@ def _layer(path: str, func: str) -> str:
         return "adapter (tt_env.openspiel_*)"
     if "/tt_env/" in norm:
         return "observation and other tt_env"
-    if "bench_openspiel" in norm:
+    if "bench_openspiel" in norm or "benchmarks/_common" in norm:
         return "benchmark loop"
     if "numpy" in norm or "numpy" in func:
         return "numpy"
@@ -202,10 +185,7 @@ def _layer(path: str, func: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=5, help="repetitions per contender (default 5)")
-    parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per contender per repetition")
-    parser.add_argument("--warmup", type=float, default=0.5, help="untimed warm-up seconds per contender")
-    parser.add_argument("--seed", type=int, default=0)
+    add_timing_args(parser, "contender")
     parser.add_argument("--num-players", type=int, default=2, help="players in our game (default 2)")
     parser.add_argument("--rounds", default="1,2,3,4,5,6,7,8,9,10,11", help="rounds of our game (default all)")
     parser.add_argument("--no-obs", action="store_true", help="skip the rows that also read observation_tensor()")
@@ -227,14 +207,7 @@ def main() -> None:
     for c in contenders:
         c.run(args.warmup)
     base = {c.name: dict(c.counts) for c in contenders}
-    for rep in range(args.repeats):
-        for c in contenders:
-            c0 = time.process_time()
-            steps, elapsed = c.run(args.seconds)
-            c.cpu_rates.append(steps / max(time.process_time() - c0, 1e-9))
-            c.rates.append(steps / elapsed)
-        print(f"  repetition {rep + 1}/{args.repeats}: "
-              + ", ".join(f"{c.name} {fmt_rate(c.rates[-1])}" for c in contenders), flush=True)
+    time_round_robin(contenders, args.repeats, args.seconds)
     print()
     rows, med, cpu = [], {}, {}
     for c in contenders:

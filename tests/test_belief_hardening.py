@@ -289,4 +289,4 @@ def test_the_reason_and_the_format_found_are_named(data_file, tmp_path, capsys):
                                          r"'three-thirteen-oracle-data/1'\)"):
         belief_data.load(tmp_path / "other.npz")
     refused(capsys, belief_data.main, ["--players", "9", "--out", str(tmp_path / "x.npz")],
-            "--players 9 is not allowed: use 2 to 8")
+            "argument --players: 9 is not allowed: use a player count, 2..8")

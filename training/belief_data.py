@@ -36,10 +36,11 @@ from pathlib import Path
 
 import numpy as np
 
+from training.data.cli import add_collection_arguments, check_collection_arguments
 from training.data.npz import save_npz
 from tt_env import jsonio
 from tt_env.agents import list_agents, make_agent
-from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
+from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, players_arg
 from tt_env.engine import game
 from tt_env.engine.rules import Rules
 from tt_env.evaluation.loop import play_game
@@ -303,7 +304,7 @@ def _noise_levels(text: str) -> list[float]:
 
 def main(argv: Sequence[str] | None = None) -> Path:
     parser = CommandParser(prog="python -m training.belief_data", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--players", type=int_at_least(2), default=2, help="players (default 2)")
+    parser.add_argument("--players", type=players_arg, default=2, help="players, 2..8 (default 2)")
     parser.add_argument("--games", type=int_at_least(1), default=100, help="games (default 100)")
     parser.add_argument("--first-game", type=int_at_least(0), default=0, help="index of the first game (default 0)")
     parser.add_argument("--agents", nargs="+", default=None,
@@ -314,17 +315,9 @@ def main(argv: Sequence[str] | None = None) -> Path:
                              "the ((s + g) mod N)-th); the noise then defaults to 0")
     parser.add_argument("--noise", type=_noise_levels, default=None,
                         help="noise levels drawn per seat: the chance of a random legal move (default 0,0,0.05,0.15)")
-    parser.add_argument("--keep", type=float, default=0.25, help="share of the decisions recorded (default 0.25)")
-    parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the games (default 0)")
-    parser.add_argument("--workers", type=int_at_least(1), default=1, help="worker processes (default 1)")
-    parser.add_argument("--out", required=True, help="the .npz file to write")
-    parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_collection_arguments(parser, keep=0.25)
     args = parser.parse_args(argv)
-    if args.players > 8:
-        parser.error(f"--players {args.players} is not allowed: use 2 to 8")
-    if not 0.0 < args.keep <= 1.0:
-        parser.error(f"--keep {args.keep} is not allowed: use a share in (0, 1]")
+    check_collection_arguments(parser, args)
     if args.seats is not None and len(args.seats) != args.players:
         parser.error(f"--seats: give {args.players} agents, one per seat (got {len(args.seats)})")
     if args.noise is None:

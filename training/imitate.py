@@ -32,7 +32,7 @@ import torch
 from models.checkpoint import save_checkpoint, sidecar_path
 from models.networks import CardNet, PolicyValueNet, build_network
 from training.common.config import ConfigError, check_network_size
-from training.common.device import add_device_arg, resolve_device
+from training.common.device import add_device_arg, parsed_device, resolve_device
 from tt_env import jsonio
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, positive_float, seed_arg
 from tt_env.engine.rules import Rules
@@ -153,10 +153,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--seed", type=seed_arg, default=0)
     add_device_arg(parser, config_key=False)
     args = parser.parse_args(argv)
-    try:
-        device = resolve_device(args.device)
-    except ConfigError as exc:
-        parser.error(str(exc))
+    device = parsed_device(parser, args)
     if not 0.0 <= args.anchor < 1.0:
         parser.error(f"--anchor {args.anchor} is not allowed: use a share in [0, 1)")
     problem = output_file_problem(args.out, suffixes=(".pt",), overwrite=args.overwrite)

@@ -30,10 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
+from training.data.cli import add_collection_arguments, check_collection_arguments
 from training.data.npz import save_npz
 from tt_env.agents.expert import ExpertAgent
 from tt_env.agents.ismcts import expert_scores, relative_points
-from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
+from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, players_arg
 from tt_env.engine import game
 from tt_env.engine.rules import Rules
 from tt_env.evaluation import play_game
@@ -150,22 +151,14 @@ def to_arrays(rows: list[tuple], candidates: int) -> dict[str, np.ndarray]:
 
 def main(argv: Sequence[str] | None = None) -> Path:
     parser = CommandParser(prog="python -m training.oracle_data", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--players", type=int_at_least(2), default=2, help="players (default 2)")
+    parser.add_argument("--players", type=players_arg, default=2, help="players, 2..8 (default 2)")
     parser.add_argument("--games", type=int_at_least(1), default=100, help="self-play games (default 100)")
     parser.add_argument("--first-game", type=int_at_least(0), default=0, help="index of the first game (default 0)")
     parser.add_argument("--candidates", type=int_at_least(2), default=3, help="expert-v0 moves valued (default 3)")
     parser.add_argument("--rollouts", type=int_at_least(1), default=8, help="rollouts per candidate (default 8)")
-    parser.add_argument("--keep", type=float, default=1.0, help="share of the decisions recorded (default 1)")
-    parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the games (default 0)")
-    parser.add_argument("--workers", type=int_at_least(1), default=1, help="worker processes (default 1)")
-    parser.add_argument("--out", required=True, help="the .npz file to write")
-    parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_collection_arguments(parser, keep=1.0)
     args = parser.parse_args(argv)
-    if not 0.0 < args.keep <= 1.0:
-        parser.error(f"--keep {args.keep} is not allowed: use a share in (0, 1]")
-    if args.players > 8:
-        parser.error(f"--players {args.players} is not allowed: use 2 to 8")
+    check_collection_arguments(parser, args)
     problem = output_file_problem(args.out, suffixes=(".npz",), overwrite=args.overwrite)
     if problem:
         parser.error(f"--out {args.out}: {problem}")

@@ -27,8 +27,7 @@ from models.checkpoint import CheckpointError
 from models.belief_math import expected_counts, log_likelihood
 from models.belief_net import BeliefNet, belief_inputs, unseen_and_unknown
 from training import belief_data
-from training.common.config import ConfigError
-from training.common.device import add_device_arg, resolve_device
+from training.common.device import add_device_arg, parsed_device
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, positive_float, seed_arg
 from tt_env.engine.rules import Rules
 
@@ -147,10 +146,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--threads", type=int_at_least(1), default=1)
     add_device_arg(parser, config_key=False)
     args = parser.parse_args(argv)
-    try:
-        device = resolve_device(args.device)
-    except ConfigError as exc:
-        parser.error(str(exc))
+    device = parsed_device(parser, args)
     problem = output_file_problem(args.out, suffixes=(".pt",), overwrite=True)  # the pair is checked below
     if problem:
         parser.error(f"--out {args.out}: {problem}")

@@ -1,6 +1,6 @@
 """Checks shared by the environments: actions that are not integers, seeds, done agents, table
-counts, flags, and the player count of the one-learner environments (``tt_env.gym_env`` and the
-batched vector env).
+counts, flags, and the player count, opponents, seat and illegal-action mode of the one-learner
+environments (``tt_env.gym_env`` and the batched vector env).
 
 Kept apart from the environments so that their modules hold the game logic; the messages
 say what is wrong and what is allowed (STYLE: bad input gets a clear error).
@@ -16,6 +16,11 @@ from pettingzoo.utils import wrappers
 
 from .engine import game
 from .engine.rules import Rules
+
+SEAT_MODES = ("rotate", "random")
+"""The learner's seats besides an int: by episode (``"rotate"``) or drawn (``"random"``)."""
+ILLEGAL_ACTION_MODES = ("terminate", "raise")
+"""What a one-learner environment does with a masked-out action: reward -1 and end, or raise."""
 
 
 class ActionCheckWrapper(wrappers.AssertOutOfBoundsWrapper):
@@ -112,3 +117,29 @@ def player_count(num_opponents: int, num_players: Any, rules: Any, rule_options:
         raise ValueError(f"{num_opponents} opponents do not fit num_players={n}: give 1 (repeated) "
                          f"or {n - 1} opponents")
     return n
+
+
+def learner_table(opponents: Any, seat: Any, illegal_action: Any, num_players: Any, rules: Any,
+                  rule_options: dict[str, Any], *, agent_kinds: str) -> tuple[list[Any], int | str, int]:
+    """The opponents (one per other seat), seat and player count of a one-learner environment, checked.
+
+    One environment owns these checks so that ``tt_env.gym_env`` and the batched vector env take
+    the same arguments: ``opponents`` is one agent or name or a non-empty sequence of them (a
+    single one is repeated for every other seat), ``seat`` an int ``0..n-1`` (a numpy integer
+    too, not a bool) or one of :data:`SEAT_MODES`, ``illegal_action`` one of
+    :data:`ILLEGAL_ACTION_MODES`. ``agent_kinds`` says, in the error for no opponents, what an
+    agent may be in that environment."""
+    if isinstance(opponents, str) or hasattr(opponents, "act"):
+        opponents = [opponents]
+    opponents = list(opponents)
+    if not opponents:
+        raise ValueError(f"opponents=[] is not allowed: give at least one agent ({agent_kinds})")
+    n = player_count(len(opponents), num_players, rules, rule_options)
+    if isinstance(seat, (int, np.integer)) and not isinstance(seat, (bool, np.bool_)):
+        seat = int(seat)
+    if illegal_action not in ILLEGAL_ACTION_MODES:
+        raise ValueError(f"illegal_action={illegal_action!r} is not allowed: use one of "
+                         f"{list(ILLEGAL_ACTION_MODES)}")
+    if not (seat in SEAT_MODES or (type(seat) is int and 0 <= seat < n)):
+        raise ValueError(f"seat={seat!r} is not allowed: use an int 0..{n - 1}, 'rotate' or 'random'")
+    return (opponents * (n - 1) if len(opponents) == 1 else opponents), seat, n

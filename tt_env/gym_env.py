@@ -98,10 +98,10 @@ import numpy as np
 from .agents import Agent, make_agent
 from .engine.game import ACTION_TYPES_TEXT, NUM_ACTIONS, as_action
 from .engine.rules import Rules
-from .env_checks import player_count
+from .env_checks import ILLEGAL_ACTION_MODES as ILLEGAL_ACTION_MODES  # re-exported, owned by env_checks
+from .env_checks import learner_table
 from .three_thirteen_v0 import ILLEGAL_ACTION_REWARD, checked_seed, raw_env
 
-ILLEGAL_ACTION_MODES = ("terminate", "raise")
 MAX_GAMES_WITHOUT_A_MOVE = 1000
 """``reset`` deals again while the opponents end whole games before the learner's first move (a
 ``max_turns_per_round`` below the player count); this many in a row means it may never move."""
@@ -116,27 +116,13 @@ class ThreeThirteenGymEnv(gymnasium.Env):
                  illegal_action: str = "terminate", reward_mode: str = "relative",
                  render_mode: str | None = None, num_players: int | None = None, rules: Rules | None = None,
                  **rule_options: Any) -> None:
-        if isinstance(opponents, str) or hasattr(opponents, "act"):
-            opponents = [opponents]  # type: ignore[list-item]
-        opponents = list(opponents)  # type: ignore[arg-type]
-        if not opponents:
-            raise ValueError("opponents=[] is not allowed: give at least one agent (a registry name, "
-                             "a checkpoint path or an agent object)")
-        n = player_count(len(opponents), num_players, rules, rule_options)
-        if isinstance(seat, np.integer):
-            seat = int(seat)
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action={illegal_action!r} is not allowed: use one of "
-                             f"{list(ILLEGAL_ACTION_MODES)}")
-        if not (seat in ("rotate", "random") or (type(seat) is int and 0 <= seat < n)):
-            raise ValueError(f"seat={seat!r} is not allowed: use an int 0..{n - 1}, 'rotate' or 'random'")
+        opponents, seat, n = learner_table(opponents, seat, illegal_action, num_players, rules, rule_options,
+                                           agent_kinds="a registry name, a checkpoint path or an agent object")
         if rules is not None:
             self.aec = raw_env.from_rules(rules, reward_mode=reward_mode, render_mode=render_mode)
         else:
             self.aec = raw_env(num_players=n, reward_mode=reward_mode, render_mode=render_mode, **rule_options)
         self.rules = self.aec.rules
-        if len(opponents) == 1:
-            opponents = opponents * (n - 1)
         self.opponents: list[Agent] = [make_agent(o, self.rules) for o in opponents]
         self.seat_mode = seat
         self.illegal_action = illegal_action

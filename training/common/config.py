@@ -137,42 +137,36 @@ class BaseConfig(RunConfig):
         """Rules of the evaluation games: the training rules over every round."""
         return dataclasses.replace(self.train_rules(), rounds=tuple(range(1, 12)))
 
-@dataclass
-class SelfPlayConfig(BaseConfig):
-    """``training/selfplay.py``: our PPO, one network for every seat."""
 
-    name: str = "selfplay"
+@dataclass
+class PPOBaseConfig(BaseConfig):
+    """Fields shared by our two PPO trainers, :class:`SelfPlayConfig` (``training/selfplay.py``) and
+    ``BatchPPOConfig`` (``training/batch_ppo.py``): the network, the update's hyperparameters and
+    the pool of past versions. Declared and checked once, so that a key means the same in both; a
+    trainer may give one another default (``rollout_steps`` counts what its trainer says)."""
+
     network: str = "cardnet"
     network_kwargs: dict = field(default_factory=dict)
     rollout_steps: int = 1024
-    """Learner decisions collected per update (over all envs and seats)."""
     update_epochs: int = 4
     num_minibatches: int = 4
     clip_coef: float = 0.2
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     anneal_lr: bool = True
-    selfplay_prob: float = 0.3
-    """Share of tables where the current network plays every seat."""
-    opponents: list = field(default_factory=lambda: ["greedy-v0", "random-v0"])
-    """Scripted opponents for the other tables (drawn uniformly per seat)."""
-    pool_prob: float = 0.3
-    """Chance that a non-learner seat is a past version from the pool rather than scripted."""
     pool_size: int = 5
     snapshot_every: int = 10
     """Updates between snapshots added to the pool."""
     init_checkpoint: str | None = None
     """Start from these weights (a checkpoint of the same network and player count)."""
-    critic_warmup_steps: int = 0
-    """Learner steps at the start during which only the value loss is trained (the policy stays as
-    it started: useful when the start is already a good player, e.g. ``expert_features``)."""
 
     FLOAT_RANGES = {**BaseConfig.FLOAT_RANGES,
                     "clip_coef": (0.0, 1.0, "in (0, 1]"), "vf_coef": (None, None, ">= 0"),
-                    "max_grad_norm": (0.0, None, "> 0"), "selfplay_prob": (None, 1.0, "in [0, 1]"),
-                    "pool_prob": (None, 1.0, "in [0, 1]")}
+                    "max_grad_norm": (0.0, None, "> 0")}
 
     def validate(self) -> None:
+        """:meth:`BaseConfig.validate`, then the network (known, not too large), ``snapshot_every`` and
+        ``init_checkpoint``."""
         super().validate()
         from models.networks import NETWORKS
 
@@ -181,6 +175,33 @@ class SelfPlayConfig(BaseConfig):
             raise ConfigError("network_kwargs: set num_players at the top level, not in network_kwargs")
         check_network_size(self.network, {"num_players": self.num_players, **self.network_kwargs}, "network_kwargs")
         _check(self.snapshot_every >= 1, "snapshot_every", self.snapshot_every, "an int >= 1")
+        if self.init_checkpoint is not None:
+            _check(Path(self.init_checkpoint).exists(), "init_checkpoint", self.init_checkpoint,
+                   "an existing checkpoint file")
+
+
+@dataclass
+class SelfPlayConfig(PPOBaseConfig):
+    """``training/selfplay.py``: our PPO, one network for every seat."""
+
+    name: str = "selfplay"
+    rollout_steps: int = 1024
+    """Learner decisions collected per update (over all envs and seats)."""
+    selfplay_prob: float = 0.3
+    """Share of tables where the current network plays every seat."""
+    opponents: list = field(default_factory=lambda: ["greedy-v0", "random-v0"])
+    """Scripted opponents for the other tables (drawn uniformly per seat)."""
+    pool_prob: float = 0.3
+    """Chance that a non-learner seat is a past version from the pool rather than scripted."""
+    critic_warmup_steps: int = 0
+    """Learner steps at the start during which only the value loss is trained (the policy stays as
+    it started: useful when the start is already a good player, e.g. ``expert_features``)."""
+
+    FLOAT_RANGES = {**PPOBaseConfig.FLOAT_RANGES,
+                    "selfplay_prob": (None, 1.0, "in [0, 1]"), "pool_prob": (None, 1.0, "in [0, 1]")}
+
+    def validate(self) -> None:
+        super().validate()
         _check(self.critic_warmup_steps >= 0, "critic_warmup_steps", self.critic_warmup_steps, "an int >= 0")
         _check(self.rollout_steps >= self.num_minibatches, "rollout_steps", self.rollout_steps,
                f"at least num_minibatches ({self.num_minibatches})")
@@ -191,9 +212,6 @@ class SelfPlayConfig(BaseConfig):
         known = list_agents()
         for name in self.opponents:
             _check(name in known, "opponents", name, f"registered agents {known}")
-        if self.init_checkpoint is not None:
-            _check(Path(self.init_checkpoint).exists(), "init_checkpoint", self.init_checkpoint,
-                   "an existing checkpoint file")
 
 
 @dataclass

@@ -58,6 +58,18 @@ def add_device_arg(parser: Any, *, config_key: bool = True) -> None:
                         "auto | cpu | cuda | cuda:K (default auto: cuda when torch.cuda.is_available(), else cpu)")
 
 
+def parsed_device(parser: Any, args: Any) -> Any:
+    """The ``torch.device`` of a tool's ``--device`` (:func:`add_device_arg` with ``config_key=False``).
+
+    For the tools without a config (``training.imitate``, ``training.train_belief``): a bad or
+    missing device is refused through ``parser.error``, one line and exit code 2, like their
+    other arguments."""
+    try:
+        return resolve_device(args.device)
+    except ConfigError as exc:
+        parser.error(str(exc))
+
+
 def device_override(args: Any) -> None:
     """Turn ``args.device`` (``--device``) into the override ``device=...`` of ``args.overrides``."""
     if getattr(args, "device", None) is not None:

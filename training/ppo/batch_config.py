@@ -2,7 +2,8 @@
 
 Keys mean what :class:`training.common.config.SelfPlayConfig`'s mean where the idea is the same
 (``name``, ``run_dir``, ``total_steps``, ``eval_every``, ``network``, ``network_kwargs``,
-``learning_rate``, ``pool_size``, ``snapshot_every`` ...). What differs:
+``learning_rate``, ``pool_size``, ``snapshot_every`` ...): both configs take those of our PPO from
+:class:`training.common.config.PPOBaseConfig`. What differs:
 
 * ``num_tables`` replaces ``num_envs``: tables of one :class:`tt_env.batch.BatchGame`;
 * ``rollout_steps`` counts moves of *every table* per rollout (CleanRL's ``num_steps``): an
@@ -21,13 +22,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from training.common.config import BaseConfig, ConfigError
+from training.common.config import PPOBaseConfig
 from training.common.device import DEVICE_PATTERN
 from training.common.value_checks import check as _check
-from training.common.value_checks import check_mlp_size, check_network_size
+from training.common.value_checks import check_mlp_size
 
 TABLE_KINDS = ("self", "pool", "greedy-v0", "random-v0", "expert-v0")
 """Who holds the non-learner seats of a table (``self``: nobody, every seat is the learner). New kinds
@@ -43,7 +43,7 @@ DEVICE = DEVICE_PATTERN
 
 
 @dataclass
-class BatchPPOConfig(BaseConfig):
+class BatchPPOConfig(PPOBaseConfig):
     """``training/batch_ppo.py``: PPO with rollouts from thousands of batched tables on one device."""
 
     name: str = "batch_ppo"
@@ -51,18 +51,12 @@ class BatchPPOConfig(BaseConfig):
     device: str = "auto"
     """``auto`` (CUDA when available, else CPU), ``cpu``, ``cuda`` or ``cuda:K``: where the games,
     the networks and the update run."""
-    network: str = "cardnet"
-    network_kwargs: dict = field(default_factory=dict)
     num_tables: int = 128
     """Tables played side by side (one BatchGame)."""
     rollout_steps: int = 32
     """Moves of every table per rollout (learner decisions per update: about num_tables x this x the
     learner's share of the moves)."""
-    update_epochs: int = 4
     num_minibatches: int = 8
-    clip_coef: float = 0.2
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
     anneal_lr: bool = True
     """Decay the learning rate linearly to 0 over the window [anneal_start_step, anneal_end_step]."""
     anneal_start_step: int = 0
@@ -73,28 +67,20 @@ class BatchPPOConfig(BaseConfig):
     opponents: dict = field(default_factory=lambda: {"self": 0.3, "pool": 0.2, "greedy-v0": 0.25,
                                                      "random-v0": 0.25})
     """Fraction of the tables whose other seats are each kind (TABLE_KINDS); they sum to 1."""
-    pool_size: int = 5
     snapshot_every: int = 10
     """Updates between snapshots added to the pool (it starts with the initial network)."""
     privileged_critic: bool = False
     """PerfectDou's critic: the value reads the global state (every hand) plus the seat, in training only."""
     critic_hidden_sizes: list = field(default_factory=lambda: [256, 256])
     """Hidden layers of the privileged critic's MLP (used only with privileged_critic)."""
-    init_checkpoint: str | None = None
-    """Start from these weights (a checkpoint of the same network and player count)."""
     cuda_graphs: bool = False
     """Replay the engine's steps as CUDA graphs (``BatchGame(cuda_graphs=True)``; a CUDA device only):
     a rollout moves every table at every step, so its steps stay in lockstep. The games are the same."""
-
-    FLOAT_RANGES = {**BaseConfig.FLOAT_RANGES,
-                    "clip_coef": (0.0, 1.0, "in (0, 1]"), "vf_coef": (None, None, ">= 0"),
-                    "max_grad_norm": (0.0, None, "> 0")}
 
     def validate(self) -> None:
         _check(self.num_envs == 8, "num_envs", self.num_envs,
                "the default: batch_ppo plays num_tables tables (set num_tables instead)")
         super().validate()
-        from models.networks import NETWORKS
         from tt_env.batch.game import MAX_BATCH_DECKS
         from tt_env.observation.state import state_size
 
@@ -105,11 +91,6 @@ class BatchPPOConfig(BaseConfig):
                f"({self.num_minibatches}) to {MAX_MOVES}: each move takes several kB of memory")
         _check(self.train_rules().num_decks <= MAX_BATCH_DECKS, "rules", self.rules,
                f"rules of at most {MAX_BATCH_DECKS} decks (the batched engine's limit)")
-        _check(self.network in NETWORKS, "network", self.network, f"one of {sorted(NETWORKS)}")
-        if "num_players" in self.network_kwargs:
-            raise ConfigError("network_kwargs: set num_players at the top level, not in network_kwargs")
-        check_network_size(self.network, {"num_players": self.num_players, **self.network_kwargs}, "network_kwargs")
-        _check(self.snapshot_every >= 1, "snapshot_every", self.snapshot_every, "an int >= 1")
         mix = self.opponents
         _check(isinstance(mix, dict) and mix and set(mix) <= set(TABLE_KINDS), "opponents", mix,
                f"a mapping from {list(TABLE_KINDS)} to fractions of the tables, e.g. {{self: 0.5, greedy-v0: 0.5}}")
@@ -119,9 +100,6 @@ class BatchPPOConfig(BaseConfig):
         _check(abs(sum(mix.values()) - 1.0) < 1e-6, "opponents", mix, "fractions that sum to 1")
         check_mlp_size("critic_hidden_sizes", "the privileged critic", state_size(self.num_players) + self.num_players,
                        self.critic_hidden_sizes)
-        if self.init_checkpoint is not None:
-            _check(Path(self.init_checkpoint).exists(), "init_checkpoint", self.init_checkpoint,
-                   "an existing checkpoint file")
         _check(self.anneal_start_step >= 0, "anneal_start_step", self.anneal_start_step, "an int >= 0")
         end = self.anneal_end()
         _check(end > self.anneal_start_step, "anneal_end_step" if self.anneal_end_step is not None else "total_steps",

@@ -27,7 +27,9 @@ import torch
 
 from ..engine.game import NUM_ACTIONS
 from ..engine.rules import Rules
-from ..env_checks import checked_seed, player_count, table_count
+from ..env_checks import ILLEGAL_ACTION_MODES as ILLEGAL_ACTION_MODES  # re-exported, owned by env_checks
+from ..env_checks import SEAT_MODES as SEAT_MODES  # re-exported, owned by env_checks
+from ..env_checks import checked_seed, learner_table, table_count
 from ..observation import observation_bounds
 from ..three_thirteen_v0 import rules_from_kwargs
 from .agents import BatchAgent, make_batch_agent
@@ -36,8 +38,6 @@ from .game import BatchGame, TimeStep
 from .random_keys import seed_words, stream_base, uniform_below
 from .step_inputs import checked_actions
 
-SEAT_MODES = ("rotate", "random")
-ILLEGAL_ACTION_MODES = ("terminate", "raise")
 ILLEGAL_ACTION_REWARD = -1.0
 _SEAT_SALT = 0x2545F491
 """Salt of the learner's seat draw (``seat="random"``; ``random_keys.uniform_below``)."""
@@ -81,26 +81,13 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
                  num_players: int | None = None, device: str | torch.device | None = None, seed: int = 0,
                  rules: Rules | None = None, **rule_options: Any) -> None:
         num_envs = table_count(num_envs, "num_envs")
-        if isinstance(opponents, str) or hasattr(opponents, "act"):
-            opponents = [opponents]  # type: ignore[list-item]
-        opponents = list(opponents)  # type: ignore[arg-type]
-        if not opponents:
-            raise ValueError("opponents=[] is not allowed: give at least one agent (a name or a batched agent)")
-        n = player_count(len(opponents), num_players, rules, rule_options)
-        if isinstance(seat, np.integer):
-            seat = int(seat)
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action={illegal_action!r} is not allowed: use one of "
-                             f"{list(ILLEGAL_ACTION_MODES)}")
-        if not (seat in SEAT_MODES or (isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < n)):
-            raise ValueError(f"seat={seat!r} is not allowed: use an int 0..{n - 1}, 'rotate' or 'random'")
+        opponents, seat, n = learner_table(opponents, seat, illegal_action, num_players, rules, rule_options,
+                                           agent_kinds="a name or a batched agent")
         self.rules = rules if rules is not None else rules_from_kwargs(n, env_arguments=VECTOR_ENV_ARGUMENTS,
                                                                         **rule_options)
         self.as_tensors = device is not None
         self.device = checked_device("cpu" if device is None else device)
         self.game = BatchGame(self.rules, num_envs, device=self.device, seed=seed, reward_mode=reward_mode)
-        if len(opponents) == 1:
-            opponents = opponents * (n - 1)
         for o in opponents:
             if not isinstance(o, str) and not _is_batch_agent(o):
                 raise ValueError(f"opponent {o!r} is not a batched agent (act(observation, action_mask) on whole "

@@ -1,5 +1,5 @@
 // Setup forms shared by the pages: the seats (agents chosen by name) and the rule options.
-import { h, parseRounds } from "./api.js";
+import { h, notify, parseRounds } from "./api.js";
 
 function agentSelect(agents, players, chosen, id) {
   const fits = agents.filter((a) => a.players === null || a.players === players);
@@ -88,4 +88,19 @@ export function readSeed(id = "seed") {
   const seed = Number(text);
   if (!Number.isInteger(seed) || seed < 0) throw new Error(`seed ${JSON.stringify(text)}: use an integer >= 0 or leave it empty`);
   return seed;
+}
+
+// The body of a new-game request (/api/play, /api/watch/new) from the setup forms: the seats, the
+// rules and the seed when one is given. A field that is not valid gives a notice saying what is
+// wrong and undefined, so that Play and Watch refuse bad input the same way.
+export function newGameBody(seats, rules, seedId = "seed") {
+  try {
+    const body = { seats: seats.read(), rules: rules.read() };
+    const seed = readSeed(seedId);
+    if (seed !== undefined) body.seed = seed;
+    return body;
+  } catch (err) {
+    notify(err.message, { error: true });
+    return undefined;
+  }
 }

@@ -1,7 +1,7 @@
 // The Play page: set up a table, then play with the mouse against agents the server runs.
 import { api, h, notify } from "./api.js";
 import { cardName, cardSVG } from "./cards.js";
-import { readSeed, rulesForm, seatPicker, seedInput } from "./forms.js";
+import { newGameBody, rulesForm, seatPicker, seedInput } from "./forms.js";
 import { renderLog, renderRoundEnd, renderScores, renderTable } from "./table.js";
 
 const GAME_KEY = "tt-play-game";
@@ -49,15 +49,8 @@ function buildSetup() {
 }
 
 async function startGame() {
-  let body;
-  try {
-    body = { seats: page.seats.read(), rules: page.rules.read() };
-    const seed = readSeed();
-    if (seed !== undefined) body.seed = seed;
-  } catch (err) {
-    notify(err.message, { error: true });
-    return;
-  }
+  const body = newGameBody(page.seats, page.rules);
+  if (body === undefined) return;
   try {
     const view = await api("POST", "/api/play", body);
     page.gameId = view.game_id;

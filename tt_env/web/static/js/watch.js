@@ -1,6 +1,6 @@
 // The Watch page: open a game record, or have agents play a new game, and step through it.
 import { api, h, notify } from "./api.js";
-import { readSeed, rulesForm, seatPicker, seedInput } from "./forms.js";
+import { newGameBody, rulesForm, seatPicker, seedInput } from "./forms.js";
 import { eventText, renderLog, renderRoundEnd, renderScores, renderTable } from "./table.js";
 
 const SPEEDS = [1, 2, 4, 8, 16];
@@ -40,15 +40,8 @@ async function openFile(file) {
 }
 
 async function newGame() {
-  let body;
-  try {
-    body = { seats: page.seats.read(), rules: page.rules.read() };
-    const seed = readSeed();
-    if (seed !== undefined) body.seed = seed;
-  } catch (err) {
-    notify(err.message, { error: true });
-    return;
-  }
+  const body = newGameBody(page.seats, page.rules);
+  if (body === undefined) return;
   const button = $("watch-new");
   button.disabled = true;
   button.textContent = "Playing…";
