@@ -235,11 +235,12 @@ def _check_sidecar_types(meta: dict[str, Any], where: str) -> None:
                                   f"must be {allowed}")
 
 
-def load_belief(spec: str | os.PathLike, *, rules: Rules | None = None) -> Belief:
+def load_belief(spec: str | os.PathLike, *, rules: Rules | None = None, allow_rule_mismatch: bool = False) -> Belief:
     """A shipped belief by name (``belief-2p-v0``, ...) or a belief checkpoint by path.
 
     With ``rules`` (the game's), a belief for another player count, deck count or scoring is
-    refused with :class:`~models.checkpoint.CheckpointError`.
+    refused with :class:`~models.checkpoint.CheckpointError`; other scoring is allowed with
+    ``allow_rule_mismatch``.
     """
     if isinstance(spec, str) and spec in SHIPPED:
         path, name = SHIPPED[spec], spec
@@ -277,7 +278,8 @@ def load_belief(spec: str | os.PathLike, *, rules: Rules | None = None) -> Belie
                               f"{meta['obs_size']}; this code writes version {OBS_VERSION} of size "
                               f"{get_layout(trained.num_players).size} (observation layout mismatch)")
     if rules is not None:
-        check_compatible(meta, num_players=rules.num_players, rules=rules, where=where)
+        check_compatible(meta, num_players=rules.num_players, rules=rules, where=where,
+                         allow_rule_mismatch=allow_rule_mismatch)
         if rules.num_decks != trained.num_decks:
             raise CheckpointError(f"{where} was trained with {trained.num_decks} deck(s), but the game has "
                                   f"{rules.num_decks} (deck count mismatch)")

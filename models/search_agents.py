@@ -33,13 +33,15 @@ def ismcts_v1(rules: Rules, *, belief: object = None, worlds: int | None = None,
               z: float = ISMCTS_V1_DEFAULTS["z"], margin: float = ISMCTS_V1_DEFAULTS["margin"],
               tilt: float = ISMCTS_V1_DEFAULTS["tilt"], infer: int = ISMCTS_V1_DEFAULTS["infer"],
               horizon: int = ISMCTS_V1_DEFAULTS["horizon"], tree_depth: int = 0, exploration: float = 10.0,
-              rollout: object = "expert", exact_last_turn: bool = True):
+              rollout: object = "expert", exact_last_turn: bool = True, allow_rule_mismatch: bool = False):
     """``ismcts-v1``: ``ismcts-v0``'s search on worlds drawn from the learned belief.
 
     ``belief``: a belief name or path (default the shipped ``belief-Np-v0`` for the player
     count) or a loaded :class:`models.belief.Belief`; a number is ``ismcts-v0``'s tilt (for
     ablations: 0 is uniform worlds). ``worlds`` and ``min_worlds`` default by player count
-    (:func:`default_worlds`); ``min_worlds`` is capped at ``worlds``.
+    (:func:`default_worlds`); ``min_worlds`` is capped at ``worlds``. ``allow_rule_mismatch``:
+    a belief trained with other scoring (``aces``, ``meld_needs_natural``) is used anyway, as a
+    checkpoint agent's is (its player and deck counts must still fit).
     """
     default, default_min = default_worlds(rules.num_players)
     worlds = default if worlds is None else worlds
@@ -47,7 +49,8 @@ def ismcts_v1(rules: Rules, *, belief: object = None, worlds: int | None = None,
     if belief is None:
         belief = f"belief-{rules.num_players}p-v0"
     numeric = isinstance(belief, (int, float)) and not isinstance(belief, bool)
-    model = belief if numeric or hasattr(belief, "sample_unknown") else load_belief(belief, rules=rules)
+    model = belief if numeric or hasattr(belief, "sample_unknown") else load_belief(
+        belief, rules=rules, allow_rule_mismatch=allow_rule_mismatch)
     agent = ISMCTSAgent(rules, worlds=worlds, min_worlds=min_worlds, candidates=candidates, z=z, margin=margin,
                         tree_depth=tree_depth, exploration=exploration, rollout=rollout, belief=model, tilt=tilt,
                         infer=infer, horizon=horizon, exact_last_turn=exact_last_turn)

@@ -111,6 +111,22 @@ def test_save_games_below_a_file_is_refused(tmp_path, capsys, no_games):
     assert f"{blocker} is a file, not a folder" in line
 
 
+def test_a_report_that_a_saved_game_would_replace_is_refused(tmp_path, capsys, no_games):
+    """``--json`` named as one of the run's own records: the report was written,
+    then replaced by that game's record without a word. Names the run does not write are fine."""
+    games = tmp_path / "games"
+    for flag, name in (("--json", "seed3-deal00000-rot1.json"), ("--json", "seed3-deal00000-rot0.json")):
+        line = _refused(FAST + ["--save-games", str(games), flag, str(games / name)], capsys)
+        assert line.endswith(f"{flag} {games / name}: --save-games {games} writes a game record of that name: "
+                             f"give another file name")
+    assert not games.exists()
+    for name in ("seed0-deal00000-rot2.json", "seed1-deal00000-rot0.json", "seed0-deal0000-rot0.json", "report.json"):
+        assert not ev.is_record_of_run(str(games / name), str(games), 2, 1, 0), name  # (2 agents, 1 deal, seed 0)
+    assert ev.is_record_of_run(str(games / "seed0-deal00000-rot1.json"), str(games), 2, 1, 0)
+    assert not ev.is_record_of_run(str(tmp_path / "seed0-deal00000-rot1.json"), str(games), 2, 1, 0)
+    assert not ev.is_record_of_run(str(games / "seed0-deal00001-rot0.json"), str(games), 2, 1, 0)
+
+
 def test_save_games_refuses_a_folder_with_records_unless_appending(tmp_path, capsys):
     games = tmp_path / "games"
     ev.main(FAST + ["--games", "2", "--save-games", str(games)])

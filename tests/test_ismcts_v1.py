@@ -133,3 +133,22 @@ def test_worlds_come_from_the_belief_and_inference_redraws_them():
         inferring_draws += counting.draws - before
     assert searched > 10
     assert inferring_draws > 1.5 * plain_draws  # worlds that contradict the last discard were drawn again
+
+
+def test_allow_rule_mismatch_reaches_the_belief_as_the_evaluator_passes_it():
+    """``--allow-rule-mismatch`` was given to checkpoint agents only, so ``ismcts-v1`` at other
+    scoring was refused with a message that asked for that very flag."""
+    from models.checkpoint import CheckpointError
+    from tt_env.agents.registry import takes_option
+    from tt_env.evaluation.duplicate import build_agent
+
+    rules = Rules(aces="high_or_low", rounds=(1,))
+    with pytest.raises(CheckpointError, match="allow_rule_mismatch=True"):
+        build_agent("ismcts-v1", rules)
+    agent = build_agent("ismcts-v1", rules, allow_rule_mismatch=True)
+    assert agent.name == "ismcts-v1"
+    assert takes_option("ismcts-v1", "allow_rule_mismatch") and takes_option("ppo-2p-v0", "allow_rule_mismatch")
+    assert not takes_option("greedy-v0", "allow_rule_mismatch") and not takes_option("nope-v9", "anything")
+    assert build_agent("greedy-v0", rules, allow_rule_mismatch=True).name == "greedy-v0"  # (not given to it)
+    with pytest.raises(CheckpointError, match="deck count mismatch"):  # the deck count must still fit
+        build_agent("ismcts-v1", Rules(decks=2, aces="high_or_low"), allow_rule_mismatch=True)

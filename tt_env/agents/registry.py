@@ -100,6 +100,25 @@ def is_checkpoint_spec(spec: object) -> bool:
     return any(info.is_checkpoint_spec(spec) for info in _info_plugins())
 
 
+def takes_option(spec: object, option: str) -> bool:
+    """Whether :func:`make_agent` can give agent ``spec`` the keyword ``option``: a checkpoint's
+    loader takes the loaders' options, a registered agent what its factory takes."""
+    if not isinstance(spec, str):
+        return False
+    if is_checkpoint_spec(spec):
+        return True
+    if spec not in _AGENTS:
+        _load_plugins()
+    factory = _AGENTS.get(spec)
+    if factory is None:
+        return False
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return False
+    return option in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
 def trained_players(spec: str) -> int | None:
     """The player count checkpoint agent ``spec`` was trained for; None when no plug-in knows it as a checkpoint."""
     for info in _info_plugins():

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tt_env.agents import Agent, make_agent
-from tt_env.agents.registry import is_checkpoint_spec
+from tt_env.agents.registry import takes_option
 from tt_env.engine import game
 from tt_env.engine.rules import Rules
 from tt_env.observation import encode
@@ -233,8 +233,9 @@ _WORKER: dict = {}
 
 
 def build_agent(spec: str | Agent, rules: Rules, allow_rule_mismatch: bool = False) -> Agent:
-    """``make_agent(spec, rules)``; ``allow_rule_mismatch`` goes to checkpoint agents only."""
-    if allow_rule_mismatch and is_checkpoint_spec(spec):
+    """``make_agent(spec, rules)``; ``allow_rule_mismatch`` goes to the agents that take it
+    (checkpoints, and agents built on trained networks such as ``ismcts-v1``)."""
+    if allow_rule_mismatch and takes_option(spec, "allow_rule_mismatch"):
         return make_agent(spec, rules, allow_rule_mismatch=True)
     return make_agent(spec, rules)
 

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -261,6 +262,19 @@ def record_names(num_agents: int, games: int, seed: int) -> Iterator[str]:
             yield record_name(seed, deal, rotation)
 
 
+def is_record_of_run(path: str, directory: str, num_agents: int, games: int, seed: int) -> bool:
+    """Whether ``path`` is one of the records ``--save-games directory`` writes (:func:`record_names`),
+    which would replace it: checked by the name's numbers, not by listing every name."""
+    target = Path(os.path.abspath(path))
+    if target.parent != Path(os.path.abspath(directory)):
+        return False
+    match = re.fullmatch(rf"seed{seed}-deal(\d{{5,}})-rot(\d+)\.json", target.name)
+    if not match:
+        return False
+    deal, rotation = int(match[1]), int(match[2])
+    return deal < games and rotation < num_agents and target.name == record_name(seed, deal, rotation)
+
+
 def save_games_problem(directory: str, num_agents: int, games: int, seed: int, append: bool) -> str | None:
     """Why ``--save-games directory`` would fail or overwrite records (``None`` when it is fine)."""
     problem = output_dir_problem(directory)
@@ -296,6 +310,9 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         problem = save_games_problem(args.save_games, len(args.agents), args.games, args.seed, args.append_games)
         if problem:
             parser.error(problem)
+        if args.json and is_record_of_run(args.json, args.save_games, len(args.agents), args.games, args.seed):
+            parser.error(f"--json {args.json}: --save-games {args.save_games} writes a game record of that name: "
+                         f"give another file name")  # (--plot's names never end in .json)
     elif args.append_games:
         parser.error(f"{APPEND_FLAG} goes with --save-games DIR")
     try:  # the table needs rich and --plot matplotlib: refuse now, not after the games
