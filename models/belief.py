@@ -43,7 +43,8 @@ from tt_env.observation import OBS_VERSION, get_layout
 from .belief_math import expected_counts_np, sample_counts, suffix_table
 from .belief_net import BeliefNet, belief_inputs, unseen_and_unknown
 from .checkpoint import (MAX_FILE_BYTES, MAX_SIDECAR_BYTES, PENDING, CheckpointError, _fsync_dir, _write,
-                         check_compatible, check_finite, check_sizes, deserialize_state, serialize_state)
+                         check_compatible, check_finite, check_sizes, check_state_dict, deserialize_state,
+                         serialize_state)
 from .shipped import CHECKPOINT_DIR
 
 FORMAT = "three-thirteen-belief"
@@ -284,9 +285,7 @@ def load_belief(spec: str | os.PathLike, *, rules: Rules | None = None, allow_ru
             raise CheckpointError(f"{where} was trained with {trained.num_decks} deck(s), but the game has "
                                   f"{rules.num_decks} (deck count mismatch)")
     weights = _read_weights(path, meta["weights_sha256"], where)
-    state = deserialize_state(weights, where)
-    if not isinstance(state, dict):
-        raise CheckpointError(f"{where} does not hold a state_dict")
+    state = check_state_dict(deserialize_state(weights, where), where)
     check_finite(state, where)
     try:
         net = BeliefNet(**network["kwargs"])

@@ -115,6 +115,21 @@ def check_finite(state: dict[str, torch.Tensor], where: str) -> None:
             raise CheckpointError(f"{where}: tensor {key!r} has non-finite values (NaN or infinity)")
 
 
+def check_state_dict(state: Any, where: str) -> dict[str, torch.Tensor]:
+    """``state`` if it maps parameter names (strings) to tensors, else :class:`CheckpointError` naming the first
+    entry that does not: ``load_state_dict`` would fail on it with torch's own ``AttributeError``."""
+    what = f"{where} does not hold a state_dict of tensors"
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{what} but something of type {type(state).__name__}")
+    for key, value in state.items():
+        if not isinstance(key, str):
+            raise CheckpointError(f"{what}: its key {key!r} (of type {type(key).__name__}) is not a parameter "
+                                  f"name (a string)")
+        if not isinstance(value, torch.Tensor):
+            raise CheckpointError(f"{what}: its {key!r} is of type {type(value).__name__}, not a tensor")
+    return state
+
+
 def serialize_state(state: Any) -> bytes:
     """``torch.save`` of tensors / state dicts / plain containers, as bytes."""
     buf = io.BytesIO()
@@ -248,6 +263,16 @@ def _read_sidecar(path: Path) -> dict[str, Any]:
     return meta
 
 
+def has_checkpoint_sidecar(path: str | os.PathLike) -> bool:
+    """Whether checkpoint ``path``'s ``.json`` is a readable sidecar of this format: a writer that
+    replaces it loses nothing but an older checkpoint (any other ``.json`` is someone else's file)."""
+    try:
+        _read_sidecar(Path(path))
+    except (CheckpointError, OSError):
+        return False
+    return True
+
+
 def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
     """The sidecar of checkpoint ``path``, checked for format, required keys and bounded sizes."""
     path = Path(path)
@@ -374,9 +399,7 @@ def load_checkpoint(path: str | os.PathLike, *, num_players: int | None = None, 
         raise CheckpointError(f"{where}: its network description {meta['network']} has {size} parameters, over "
                               f"the {MAX_PARAMETERS} allowed")
     data = _resolve(path, meta.get("weights_sha256"), "checkpoint")
-    state = deserialize_state(data, where)
-    if not isinstance(state, dict):
-        raise CheckpointError(f"{where} does not hold a state_dict")
+    state = check_state_dict(deserialize_state(data, where), where)
     check_finite(state, where)
     try:
         net = build_network(cls, **kwargs)

@@ -26,8 +26,11 @@ layout, and the exported sidecar says so (``extra.rules_assumed``).
 from __future__ import annotations
 
 import argparse
+import lzma
+import os
 import re
 import zipfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,7 +42,8 @@ from tt_env.engine.rules import Rules
 from tt_env.observation import OBS_VERSION, observation_size
 
 from .checkpoint import (MAX_FILE_BYTES, MAX_LAYER_SIZE, MAX_LIST_LENGTH, MAX_SIDECAR_BYTES, CheckpointError,
-                         check_finite, deserialize_state, save_checkpoint)
+                         check_finite, check_state_dict, deserialize_state, has_checkpoint_sidecar,
+                         save_checkpoint, sidecar_path)
 from .networks import NUM_ACTIONS, MLPPolicy
 
 POLICY = "policy.pth"
@@ -49,6 +53,10 @@ MAX_DATA_BYTES = 16 * MAX_SIDECAR_BYTES
 MAX_MEMBERS = 64
 _LAYER = re.compile(r"^mlp_extractor\.(policy_net|value_net)\.(\d+)\.(weight|bias)$")
 _HEADS = {"action_net.weight", "action_net.bias", "value_net.weight", "value_net.bias"}
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, NotImplementedError, RuntimeError,
+               zlib.error, lzma.LZMAError)
+"""What reading a damaged zip raises: a broken directory, a corrupt deflate/LZMA/bzip2 stream
+(``zlib.error``, ``LZMAError``, ``OSError``), an encrypted member (``RuntimeError``)."""
 
 
 def is_sb3_zip(path: str | Path) -> bool:
@@ -123,8 +131,11 @@ def _hidden_sizes(state: dict[str, torch.Tensor], where: str) -> tuple[list[int]
     if any(not 1 <= h <= MAX_LAYER_SIZE for h in hidden):
         raise CheckpointError(f"{where}: hidden sizes {hidden} are out of bounds (1 to {MAX_LAYER_SIZE})")
     for head, rows in (("action_net", NUM_ACTIONS), ("value_net", 1)):
-        weight = state.get(f"{head}.weight")
-        if weight is None or tuple(weight.shape) != (rows, hidden[-1]) or state[f"{head}.bias"].shape != (rows,):
+        missing = [f"{head}.{p}" for p in ("weight", "bias") if f"{head}.{p}" not in state]
+        if missing:
+            raise CheckpointError(f"{where}: its policy has no {' or '.join(missing)}: not an actor-critic MlpPolicy")
+        weight, bias = state[f"{head}.weight"], state[f"{head}.bias"]
+        if tuple(weight.shape) != (rows, hidden[-1]) or bias.shape != (rows,):
             raise CheckpointError(f"{where}: {head} does not map {hidden[-1]} features to {rows} output(s) "
                                   f"({NUM_ACTIONS} actions: a model of this game's Gymnasium environment)")
     return hidden, obs_size
@@ -159,7 +170,7 @@ def read_sb3_zip(path: str | Path) -> tuple[MLPPolicy, dict[str, Any]]:
             version = ""
             if "_stable_baselines3_version" in archive.namelist():
                 version = _member(archive, "_stable_baselines3_version", 100, where).decode("utf-8", "replace").strip()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, NotImplementedError) as exc:
+    except _ZIP_ERRORS as exc:
         raise CheckpointError(f"{where} is not a readable zip file ({exc})") from None
     try:
         data = jsonio.loads(raw_data, f"the 'data' of {where}")
@@ -168,9 +179,7 @@ def read_sb3_zip(path: str | Path) -> tuple[MLPPolicy, dict[str, Any]]:
     if not isinstance(data, dict):
         raise CheckpointError(f"{where}: its 'data' is not a JSON object")
     _check_data(data, where)
-    state = deserialize_state(weights, f"the policy weights of {where}")
-    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise CheckpointError(f"{where}: its {POLICY!r} is not a state_dict of tensors")
+    state = check_state_dict(deserialize_state(weights, f"the policy weights of {where}"), f"{where}: its {POLICY!r}")
     hidden, obs_size = _hidden_sizes(state, where)
     players = [n for n in range(2, 9) if observation_size(n) == obs_size]
     if not players:
@@ -206,10 +215,20 @@ def load_sb3_agent(path: str | Path, rules: Rules | None = None, greedy: bool = 
 
 
 def export(path: str | Path, out: str | Path, overwrite: bool = False) -> Path:
-    """Write SB3 model ``path`` as our checkpoint ``out`` (``.pt`` + sidecar); returns ``out``."""
+    """Write SB3 model ``path`` as our checkpoint ``out`` (``.pt`` + sidecar); returns ``out``.
+
+    An existing ``out`` or sidecar is replaced only with ``overwrite``, and a ``.json`` that is not
+    a checkpoint sidecar (a game record, a config...) never: nobody named it to be replaced.
+    """
     out = Path(out)
-    if not overwrite and (out.exists() or out.with_suffix(".json").exists()):
-        raise CheckpointError(f"{str(out)!r} exists: give --overwrite to replace it")
+    side = sidecar_path(out)
+    if os.path.lexists(side) and not has_checkpoint_sidecar(out):
+        raise CheckpointError(f"{str(side)!r}, the sidecar {out.name} would have, exists and is not a checkpoint "
+                              f"sidecar: it is not replaced, even with --overwrite; move it or export to another name")
+    existing = [str(p) for p in (out, side) if os.path.lexists(p)]
+    if existing and not overwrite:
+        raise CheckpointError(f"{' and '.join(map(repr, existing))} exist{'s' if len(existing) == 1 else ''}: "
+                              f"give --overwrite to replace the checkpoint")
     net, meta = read_sb3_zip(path)
     return save_checkpoint(out, net, obs_version=meta["obs_version"], rules=meta["rules"],
                            training_steps=meta["training_steps"], extra=meta["extra"])

@@ -115,3 +115,22 @@ def test_the_shipped_beliefs_load_and_keep_their_contract(name):
     probs = belief.card_probs(encode(state, seat))
     unknown = [len(state.hands[(seat + k) % n]) - len(state.known_taken[(seat + k) % n]) for k in range(1, n)]
     np.testing.assert_allclose(probs.sum(axis=1), unknown, atol=1e-6)
+
+
+@pytest.mark.parametrize("state, message", [
+    ({1: torch.zeros(2)}, r"its key 1 \(of type int\) is not a parameter name"),
+    ({"head.weight": [1.0, 2.0]}, r"its 'head.weight' is of type list, not a tensor"),
+    ([torch.zeros(2)], r"but something of type list"),
+])
+def test_weights_that_are_not_a_state_dict_of_tensors_are_refused(saved, state, message):
+    """Checked before ``load_state_dict``, which failed on a non-string key with torch's own
+    ``AttributeError`` (the weights' hash in the sidecar is made to match, as a crafted file's would)."""
+    import hashlib
+
+    from models.checkpoint import serialize_state
+
+    data = serialize_state(state)
+    saved.write_bytes(data)
+    _edit_sidecar(saved, weights_sha256=hashlib.sha256(data).hexdigest())
+    with pytest.raises(CheckpointError, match=rf"does not hold a state_dict of tensors.*{message}"):
+        load_belief(saved)

@@ -366,3 +366,21 @@ def test_a_sidecar_or_weights_that_are_not_regular_files_are_refused_without_blo
     side.mkdir()
     with pytest.raises(CheckpointError, match="is not a regular file"):
         load_checkpoint(path)
+
+
+@pytest.mark.parametrize("state,message", [
+    ({1: torch.zeros(1)}, r"its key 1 \(of type int\) is not a parameter name \(a string\)"),
+    ({("a", "b"): torch.zeros(1)}, r"its key \('a', 'b'\) \(of type tuple\) is not a parameter name"),
+    ({"card_head.weight": 1.0}, r"its 'card_head.weight' is of type float, not a tensor"),
+    ([torch.zeros(1)], "but something of type list"),
+])
+def test_weights_that_are_not_a_state_dict_of_tensors_are_refused_before_loading(tmp_path, state, message):
+    net, path = save(tmp_path)
+    if isinstance(state, dict):  # beside the real weights, so that only the bad entry is wrong
+        state = {**net.state_dict(), **state}
+    rewrite_weights(path, state)
+    with pytest.raises(CheckpointError, match=rf"checkpoint '{path}' does not hold a state_dict of tensors.*{message}"):
+        load_checkpoint(path)
+    with pytest.raises(ValueError, match=f"cannot load checkpoint '{path}'.*{message}") as info:
+        make_agent(str(path), Rules())
+    assert "\n" not in str(info.value)

@@ -1,5 +1,6 @@
 """The RLCard adapter checks its seed itself (issue 25: RLCard's own check fails with an AttributeError
-of its own), and an illegal step leaves nothing for ``step_back`` to undo."""
+of its own), an illegal step leaves nothing for ``step_back`` to undo, and ``step_back`` undoes the
+step counter and the action record too."""
 
 from __future__ import annotations
 
@@ -38,10 +39,26 @@ def test_step_back_after_an_illegal_step_undoes_the_last_legal_one() -> None:
     with pytest.raises(ValueError):
         env.step(illegal)
     assert len(env.game.history) == 1  # the refused step kept no undo entry
+    assert env.timestep == 1 and env.action_recorder == [(player, legal[0])]  # nor a count or a record
     state, back = env.step_back()
     np.testing.assert_array_equal(state["obs"], first["obs"])
     assert back == player and list(state["legal_actions"]) == legal
     assert env.step_back() is False
+
+
+def test_step_back_undoes_the_timestep_and_the_action_record() -> None:
+    env = rlcard.make("three-thirteen", config={"seed": 5, "allow_step_back": True, **QUICK})
+    state, _ = env.reset()
+    rng = np.random.default_rng(1)
+    seen = [(env.timestep, list(env.action_recorder), list(state["action_record"]))]
+    for _ in range(12):
+        state, _ = env.step(int(rng.choice(list(state["legal_actions"]))))
+        seen.append((env.timestep, list(env.action_recorder), list(state["action_record"])))
+    assert seen[-1][0] == 12 and len(seen[-1][1]) == 12
+    for timestep, record, _ in reversed(seen[:-1]):
+        state, _ = env.step_back()
+        assert (env.timestep, env.action_recorder, state["action_record"]) == (timestep, record, record)
+    assert env.step_back() is False and env.timestep == 0 and env.action_recorder == []
 
 
 def test_perfect_information_names_both_phases() -> None:

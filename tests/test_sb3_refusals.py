@@ -56,12 +56,17 @@ WEIGHT_CASES = {
                     "action_net does not map 16 features to 54 output"),
     "value rows": (lambda s: s.update({"value_net.weight": torch.zeros(2, 16), "value_net.bias": torch.zeros(2)}),
                    "value_net does not map 16 features to 1 output"),
-    "no head": (_drop("action_net.weight"), "action_net does not map"),
+    "no head": (_drop("action_net.weight"), "its policy has no action_net.weight: not an actor-critic MlpPolicy"),
+    "no head bias": (_drop("action_net.bias"), "its policy has no action_net.bias: not an actor-critic MlpPolicy"),
+    "no value bias": (_drop("value_net.bias"), "its policy has no value_net.bias"),
     "obs length": (lambda s: s.update({"mlp_extractor.policy_net.0.weight": torch.zeros(16, 100),
                                        "mlp_extractor.value_net.0.weight": torch.zeros(16, 100)}),
                    "observations of length 100"),
     "nan": (lambda s: s["action_net.bias"].__setitem__(0, float("nan")), "non-finite"),
-    "not a tensor": (lambda s: s.__setitem__("action_net.bias", [0.0] * 54), "is not a state_dict of tensors"),
+    "not a tensor": (lambda s: s.__setitem__("action_net.bias", [0.0] * 54),
+                     r"its 'policy.pth' does not hold a state_dict of tensors: its 'action_net.bias' is of type list"),
+    "key not a string": (lambda s: s.__setitem__(5, torch.zeros(1)),
+                         r"does not hold a state_dict of tensors: its key 5 \(of type int\) is not a parameter name"),
 }
 
 
@@ -132,3 +137,51 @@ def test_too_many_members_and_too_large_files_are_refused(trained, tmp_path, mon
         read_sb3_zip(trained[1])
     with pytest.raises(CheckpointError, match="is not a file"):
         read_sb3_zip(tmp_path)
+
+
+def damaged(src, dst, how: str) -> None:
+    """``src`` rewritten with its ``data`` member compressed by ``how`` and then damaged: a stream its
+    decompressor refuses (``zlib.error``, ``LZMAError``, ``OSError``), or marked encrypted (``RuntimeError``)."""
+    method = {"deflate": zipfile.ZIP_DEFLATED, "lzma": zipfile.ZIP_LZMA, "bzip2": zipfile.ZIP_BZIP2,
+              "encrypted": zipfile.ZIP_DEFLATED}[how]
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", method) as zout:
+        for item in zin.infolist():
+            zout.writestr(item.filename, zin.read(item.filename))
+    with zipfile.ZipFile(dst) as z:
+        info, central = z.getinfo("data"), z.start_dir
+    raw = bytearray(dst.read_bytes())
+    at = info.header_offset
+    start = at + 30 + int.from_bytes(raw[at + 26:at + 28], "little") + int.from_bytes(raw[at + 28:at + 30], "little")
+    if how == "encrypted":  # flag bit 0 in the central directory entry of 'data'
+        while raw[central:central + 4] == b"PK\x01\x02":
+            sizes = [int.from_bytes(raw[central + k:central + k + 2], "little") for k in (28, 30, 32)]
+            if raw[central + 46:central + 46 + sizes[0]] == b"data":
+                raw[central + 8] |= 1
+            central += 46 + sum(sizes)
+    elif how == "lzma":  # zip's LZMA header (version, size and properties: 9 bytes) kept, the stream damaged
+        raw[start + 9:start + info.compress_size] = b"\xff" * (info.compress_size - 9)
+    else:  # 0xff: a deflate block of the reserved type 3; not a bzip2 magic
+        raw[start:start + info.compress_size] = b"\xff" * info.compress_size
+    dst.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("how,error", [("deflate", "invalid block type"), ("lzma", "Corrupt input data"),
+                                       ("bzip2", "Invalid data stream"), ("encrypted", "is encrypted")])
+def test_a_damaged_compressed_member_is_refused_in_one_line(trained, tmp_path, how, error):  # noqa: F811
+    bad = tmp_path / f"{how}.zip"
+    damaged(trained[1], bad, how)
+    with pytest.raises(CheckpointError, match=rf"SB3 model '{bad}' is not a readable zip file \(.*{error}") as info:
+        read_sb3_zip(bad)
+    assert "\n" not in str(info.value)
+
+
+def test_the_cli_reports_a_damaged_zip_in_one_line(trained, tmp_path, capsys):  # noqa: F811
+    from training import evaluate
+
+    bad = tmp_path / "deflate.zip"
+    damaged(trained[1], bad, "deflate")
+    with pytest.raises(SystemExit) as info:
+        evaluate.main([str(bad), "greedy-v0", "--games", "1", "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert info.value.code == 2 and "Traceback" not in "\n".join(err)
+    assert f"cannot load checkpoint '{bad}'" in err[-1] and "is not a readable zip file" in err[-1]

@@ -78,6 +78,28 @@ def test_export_writes_our_checkpoint_with_the_same_policy(trained, tmp_path, ca
     export(path, out, overwrite=True)
 
 
+def test_export_names_the_file_that_exists_and_keeps_a_json_that_is_not_a_sidecar(trained, tmp_path, capsys):
+    _, path = trained
+    out, side = tmp_path / "m.pt", tmp_path / "m.json"
+    side.write_text('{"game": "a record, not a checkpoint"}')
+    for extra in ([], ["--overwrite"]):
+        with pytest.raises(SystemExit) as info:
+            export_main([str(path), str(out), *extra])
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and f"'{side}', the sidecar m.pt would have, exists and is not a checkpoint " \
+                                         f"sidecar: it is not replaced, even with --overwrite" in err
+        assert side.read_text() == '{"game": "a record, not a checkpoint"}' and not out.exists()
+    side.unlink()
+    export(path, out)
+    side.unlink()  # a .pt alone: the refusal names it, not its sidecar
+    with pytest.raises(CheckpointError, match=rf"^'{out}' exists: give --overwrite to replace the checkpoint$"):
+        export(path, out)
+    export(path, out, overwrite=True)  # no sidecar: nothing but the checkpoint is replaced
+    with pytest.raises(CheckpointError, match=rf"^'{out}' and '{side}' exist: give --overwrite"):
+        export(path, out)
+    assert export(path, out, overwrite=True) == out and read_metadata(out)["num_players"] == 2
+
+
 def test_player_count_and_scoring_are_checked(trained):
     _, path = trained
     with pytest.raises(ValueError, match="player count mismatch"):

@@ -23,6 +23,8 @@ slower code this replaced, which made every decision the same.
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -76,6 +78,9 @@ class ExpertAgent:
     """``expert-v0`` (see the module docstring). The keyword arguments are its weights, tuned
     against ``greedy-v0``; ``expert-v0`` is the defaults (change one, bump the version).
 
+    Every option is checked here, so a bad value is a ``ValueError`` naming it, not a failure
+    at the first move.
+
     Args:
         gamma: weight of the expected one-draw gain (shrunk by up to 70% by the danger).
         out_bonus, out_per_card: bonus for a draw that lets it go out: ``out_bonus +
@@ -92,11 +97,21 @@ class ExpertAgent:
                  out_per_card: float = 2.5, candidates: int = 5, margin: int = 12,
                  feed_weight: float = 3.0, take_bias: float = 0.0) -> None:
         self.rules = rules or Rules()
+        for key, value, low in (("candidates", candidates, 1), ("margin", margin, 0)):
+            if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)) or value < low:
+                raise ValueError(f"{key}={value!r} is not allowed: use an int >= {low}")
+        for key, value, low in (("gamma", gamma, 0), ("out_bonus", out_bonus, 0), ("out_per_card", out_per_card, 0),
+                                ("feed_weight", feed_weight, 0), ("take_bias", take_bias, None)):
+            real = (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+                    and math.isfinite(value))
+            if not real or low is not None and value < low:
+                allowed = "a finite number" if low is None else f"a finite number >= {low}"
+                raise ValueError(f"{key}={value!r} is not allowed: use {allowed}")
         self.aces_high = self.rules.aces_high
         self.natural = self.rules.meld_needs_natural
-        self.gamma, self.out_bonus = gamma, out_bonus
-        self.candidates, self.margin, self.feed_weight = candidates, margin, feed_weight
-        self.take_bias, self.out_per_card = take_bias, out_per_card
+        self.gamma, self.out_bonus = float(gamma), float(out_bonus)
+        self.candidates, self.margin, self.feed_weight = int(candidates), int(margin), float(feed_weight)
+        self.take_bias, self.out_per_card = float(take_bias), float(out_per_card)
         self._neighbours = neighbour_masks(self.aces_high)
         self._values = [card_value(rank_of(c), aces_high=self.aces_high) for c in range(52)]
         self._value_tables: dict[int, list[int]] = {}

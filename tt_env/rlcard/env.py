@@ -14,7 +14,9 @@ DMC, random), ``env.run`` and ``rlcard.utils.tournament`` work on it unchanged.
 | ``env.state_shape``, ``env.action_shape`` | ``[[107 N + 80]] * N``, ``[None] * N`` |
 
 Config keys (``rlcard.make("three-thirteen", config={...})``): RLCard's ``seed`` and
-``allow_step_back``, and one ``game_<option>`` per rule option of :class:`tt_env.engine.Rules`:
+``allow_step_back`` (``env.step_back()`` then undoes a step exactly: the game, ``env.timestep`` and
+``state["action_record"]``; a refused step counts and records nothing), and one ``game_<option>``
+per rule option of :class:`tt_env.engine.Rules`:
 ``game_num_players`` (2), ``game_decks`` (``"auto"``), ``game_aces`` (``"low"``),
 ``game_rounds`` (1..11), ``game_discard_drawn_discard`` (False), ``game_max_turns_per_round``
 (200), ``game_meld_needs_natural`` (False). An unknown key or a bad value raises ``ValueError``
@@ -99,6 +101,31 @@ class ThreeThirteenEnv(Env):
 
     def _get_legal_actions(self) -> OrderedDict:
         return OrderedDict((a, None) for a in self.game.get_legal_actions())
+
+    # ---------------------------------------------------------------- undo that undoes everything
+    def step(self, action: Any, raw_action: bool = False) -> tuple[dict[str, Any], int]:
+        """RLCard's ``step``, except that a refused action leaves ``timestep`` and ``action_recorder`` as
+        they were (RLCard counts and records it before the game refuses it)."""
+        timestep, recorded = self.timestep, len(self.action_recorder)
+        try:
+            return super().step(action, raw_action)
+        except Exception:
+            self.timestep = timestep
+            del self.action_recorder[recorded:]
+            raise
+
+    def step_back(self) -> tuple[dict[str, Any], int] | bool:
+        """Undo the last action exactly: the game, ``timestep`` and ``action_recorder`` (so
+        ``state["action_record"]``), which RLCard's own ``step_back`` leaves as they were after it.
+        False when there is nothing to undo; RLCard's error when ``allow_step_back`` is off."""
+        if not self.allow_step_back:
+            return super().step_back()
+        if not self.game.step_back():
+            return False
+        self.timestep -= 1
+        self.action_recorder.pop()
+        player_id = self.get_player_id()
+        return self.get_state(player_id), player_id
 
     def get_payoffs(self) -> np.ndarray:
         """Per player, the relative reward of the game so far (the whole game once ``is_over()``)."""
