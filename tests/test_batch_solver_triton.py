@@ -83,6 +83,48 @@ def test_fused_slot_with_a_count_computes_the_hands_in_front(monkeypatch: pytest
     assert torch.equal(got[..., :70], want.to(torch.int16))
 
 
+def plain_ends(f: torch.Tensor, pads: torch.Tensor, wilds: torch.Tensor, count=None) -> torch.Tensor:
+    """``solver_triton.least_over_ends`` in tensor code (rows past ``count`` too): state ``s`` at ``u``
+    wilds reads ``f[s, u - pads[s]]``, INF below 0."""
+    used = torch.arange(f.shape[1])
+    v = used.view(1, -1) - pads.long().view(-1, 1)
+    x = f.long().gather(1, v.clamp(min=0).unsqueeze(2).expand(-1, -1, f.shape[2]))
+    best = torch.where((v >= 0).unsqueeze(2), x, solver._INF).amin(0)
+    return torch.where(used.view(-1, 1) <= wilds, best, solver._INF).amin(0).to(torch.int32)
+
+
+@needs_triton
+@pytest.mark.parametrize("decks, max_lanes, u_dim", [(1, 4, 5), (2, 3, 4)])
+def test_the_fused_end_equals_the_plain_end(decks: int, max_lanes: int, u_dim: int) -> None:
+    """The program's end as one kernel: every state's lanes ended with the wilds they need, least
+    over the states and the wilds each hand has; with a count, the hands below it (the others are
+    not read, so a gathered prefix costs nothing past it)."""
+    plan = solver._plan(decks, max_lanes, u_dim, torch.device("cpu"))
+    f, _ = random_slot_inputs(plan, hands=70, decks=decks, seed=decks)
+    wilds = torch.randint(0, u_dim + 1, (70,), generator=torch.Generator().manual_seed(1))
+    pads = solver_triton.end_pads(decks, max_lanes, torch.device("cpu"))
+    assert torch.equal(plan.end_pad - plan.end_index[:, 0], pads.long())
+    want = solver._least_over_ends(plan, f, wilds)
+    assert torch.equal(solver_triton.least_over_ends(f, pads, wilds), want.to(torch.int32))
+    assert torch.equal(plain_ends(f, pads, wilds), want.to(torch.int32))
+    got = solver_triton.least_over_ends(f, pads, wilds, torch.tensor([67]))
+    assert torch.equal(got[:67], want[:67].to(torch.int32))
+
+
+@needs_triton
+def test_the_first_slot_starts_from_the_initial_table_without_it() -> None:
+    """``slot(None, ..., initial=...)``: the program's first slot, from the table that is 0 with no
+    lane and no wild and INF elsewhere, which is never made (nor filled for the whole batch)."""
+    plan = solver._plan(DECKS, 2, U_DIM, torch.device("cpu"))  # (2 lanes: few states, the interpreter is slow)
+    _, n = random_slot_inputs(plan, hands=6, decks=DECKS, seed=5)
+    start = torch.full((plan.num_states, plan.u_dim, 6), solver._INF, dtype=torch.int16)
+    start[plan.empty, 0] = 0
+    want = solver._slot(plan, start, n, 3, False)
+    initial = (plan.num_states, plan.u_dim, plan.empty)
+    got = solver_triton.slot(None, n, 3, False, DECKS, 2, plan.m_dim, initial=initial)
+    assert torch.equal(got, want.to(torch.int16))
+
+
 @pytest.mark.parametrize("aces", ["low", "high_or_low"])
 def test_the_fused_program_hands_each_slot_its_inputs(monkeypatch: pytest.MonkeyPatch, aces: str) -> None:
     """The whole program with ``backend="triton"``, each slot's kernels replaced by the plain
@@ -91,12 +133,19 @@ def test_the_fused_program_hands_each_slot_its_inputs(monkeypatch: pytest.Monkey
     total, the count of a prefix, and the ends read off the table, against the C solver."""
     seen = []
 
-    def plain_slot(f, n, value, forced, decks, max_lanes, m_dim, count=None, total=None):
+    def plain_slot(f, n, value, forced, decks, max_lanes, m_dim, count=None, total=None, initial=None):
         assert n.dtype == torch.int32 and n.is_contiguous() and torch.equal(total, n.sum(0, dtype=torch.int32))
         seen.append(None if count is None else (count.dtype, int(count)))
+        if f is None:  # the first slot: the kernels start from the initial table without making it
+            num_states, u_dim, empty = initial
+            f = torch.full((num_states, u_dim, n.shape[1]), solver._INF, dtype=torch.int16)
+            f[empty, 0] = 0
+            seen.append("initial")
         plan = solver._plan(decks, max_lanes, f.shape[1], f.device)
         return solver._slot(plan, f, n, value, forced).to(torch.int16)
 
+    if not solver_triton.available():  # (no Triton: the end in tensor code)
+        monkeypatch.setattr(solver_triton, "least_over_ends", plain_ends)
     monkeypatch.setattr(solver_triton, "available", lambda: True)
     monkeypatch.setattr(solver_triton, "slot", plain_slot)
     rules = Rules(aces=aces)
@@ -107,10 +156,10 @@ def test_the_fused_program_hands_each_slot_its_inputs(monkeypatch: pytest.Monkey
     wild = torch.tensor([0, 3, 5, 13, 1])
     want = solver.least_penalty(counts, wild, rules, backend="c")
     assert torch.equal(solver.least_penalty(counts, wild, rules, backend="triton", max_cards=8), want)
-    assert set(seen) == {None}
+    assert set(seen) == {None, "initial"} and seen.count("initial") == 1 and seen[1] == "initial"
     seen.clear()
     got = solver.least_penalty(counts, wild, rules, backend="triton", max_cards=8, prefix=torch.tensor(3))
     assert got.tolist() == want[:3].tolist() + [-1, -1]
     # aces high widen each hand by its ace splits (at most 2 lanes at 1 deck for 8 cards: 11 splits)
     rows_per_hand = 1 if aces == "low" else 11
-    assert set(seen) == {(torch.int32, 3 * rows_per_hand)}
+    assert set(seen) == {(torch.int32, 3 * rows_per_hand), "initial"}

@@ -221,18 +221,26 @@ def _natural_deadwood(plan: _Plan, slots: list[tuple[torch.Tensor, int, bool]], 
     max lanes) to run each slot as the Triton kernels of :mod:`tt_env.batch.solver_triton`, which
     compute only the first ``count`` hands when it is given (the others come out unspecified)."""
     b = wilds.shape[0]
-    f = torch.full((plan.num_states, plan.u_dim, b), _INF, dtype=torch.int16, device=wilds.device)
-    f[plan.empty, 0] = 0
     if fused is not None:  # the kernels' inputs, each made once: int32 naturals, their totals, the count
         naturals = torch.stack([n for n, _, _ in slots]).to(torch.int32)          # (slots, 4, B)
         totals = naturals.sum(1, dtype=torch.int32)
         count = None if count is None else count.to(torch.int32)
-    for i, (n, value, forced) in enumerate(slots):
-        if fused is None:
-            f = _slot(plan, f, n, value, forced)
-        else:
-            f = solver_triton.slot(f, naturals[i], value, forced, *fused, plan.m_dim, count, totals[i])
-    # every state's lanes ended (padded to 3 cards with wilds), least over the states
+        initial = (plan.num_states, plan.u_dim, plan.empty)
+        f = None  # (the first slot starts from the initial table, which is not made: see solver_triton)
+        for i, (_, value, forced) in enumerate(slots):
+            f = solver_triton.slot(f, naturals[i], value, forced, *fused, plan.m_dim, count, totals[i], initial)
+        return solver_triton.least_over_ends(f, solver_triton.end_pads(*fused, wilds.device), wilds, count)
+    f = torch.full((plan.num_states, plan.u_dim, b), _INF, dtype=torch.int16, device=wilds.device)
+    f[plan.empty, 0] = 0
+    for n, value, forced in slots:
+        f = _slot(plan, f, n, value, forced)
+    return _least_over_ends(plan, f, wilds)
+
+
+def _least_over_ends(plan: _Plan, f: torch.Tensor, wilds: torch.Tensor) -> torch.Tensor:
+    """The program's end: every state's lanes ended (padded to 3 cards with wilds), least over the
+    states and the wilds used up to each hand's ``wilds`` (B,); ``f`` (S, U, B) -> (B,)."""
+    b = f.shape[2]
     padded = torch.cat((f.new_full((plan.num_states, plan.end_pad, b), _INF), f), dim=1)
     index = plan.end_index.unsqueeze(2).expand(-1, -1, b)
     best = padded.gather(1, index).amin(0)

@@ -7,7 +7,13 @@ suit's move is one kernel and each slot's set pool is one kernel, with the same 
 
 - :func:`suit_move`: ``out[d, m, u] = min`` over the moves ``(src, taken, wilds)`` into lane
   state ``d`` of ``f[src, m - taken, u - wilds]``, where the suit holds ``taken`` naturals;
-- :func:`set_pool`: the slot's naturals left out of the lanes form its set, as ``_slot`` does.
+- :func:`set_pool`: the slot's naturals left out of the lanes form its set, as ``_slot`` does;
+- :func:`least_over_ends`: the program's end, every state's lanes ended with wilds, least over
+  the states and the wilds a hand has.
+
+With a count of hands (gathered solving), nothing touches the hands past it: the first slot
+starts from the program's initial table without reading one (``initial``), so that no table of
+the whole batch is filled or read at the start or the end.
 
 The moves come from the same plan (``solver._plan_arrays``), as lists per destination state.
 On a CPU the kernels run in Triton's interpreter (slow: the tests check the arithmetic with
@@ -38,9 +44,9 @@ def _kernels(interpret: bool):
     import triton
     import triton.language as tl
 
-    def suit_move_kernel(f_ptr, out_ptr, n_ptr, start_ptr, src_ptr, take_ptr, dw_ptr, count_ptr, b, stride_m,
+    def suit_move_kernel(f_ptr, out_ptr, n_ptr, start_ptr, src_ptr, take_ptr, dw_ptr, count_ptr, b, stride_m, empty,
                          M: tl.constexpr, U: tl.constexpr, MU_P: tl.constexpr, FIRST: tl.constexpr,
-                         BLOCK: tl.constexpr, INF: tl.constexpr):
+                         INIT: tl.constexpr, BLOCK: tl.constexpr, INF: tl.constexpr):
         d = tl.program_id(0)
         count = tl.minimum(tl.load(count_ptr), b)
         mu = tl.arange(0, MU_P)
@@ -67,8 +73,12 @@ def _kernels(interpret: bool):
                     ok_mu = in_mu & (m_src >= 0) & (u_src >= 0)
                     row = src * (M * U) + m_src * U + u_src
                 ok = ok_mu[:, None] & (in_b & (naturals >= take))[None, :]
-                ptr = f_ptr + row.to(tl.int64)[:, None] * stride_m + offs_b[None, :]
-                acc = tl.minimum(acc, tl.load(ptr, mask=ok, other=INF))
+                if INIT:  # the program's first move: its table is 0 at (no lane, no wild), INF elsewhere
+                    start = ok & ((src == empty) & (u_src == 0))[:, None]
+                    acc = tl.where(start, tl.full((MU_P, BLOCK), 0, tl.int16), acc)
+                else:
+                    ptr = f_ptr + row.to(tl.int64)[:, None] * stride_m + offs_b[None, :]
+                    acc = tl.minimum(acc, tl.load(ptr, mask=ok, other=INF))
             out = out_ptr + (d * (M * U) + mu).to(tl.int64)[:, None] * stride_m + offs_b[None, :]
             tl.store(out, acc, mask=in_mu[:, None] & in_b[None, :])
 
@@ -104,11 +114,31 @@ def _kernels(interpret: bool):
             out = out_ptr + (s * U + u).to(tl.int64)[:, None] * stride_m + offs_b[None, :]
             tl.store(out, res.to(tl.int16), mask=in_u[:, None] & in_b[None, :])
 
+    def ends_kernel(f_ptr, pad_ptr, wilds_ptr, out_ptr, count_ptr, b, num_states,
+                    U: tl.constexpr, U_P: tl.constexpr, BLOCK: tl.constexpr, INF: tl.constexpr):
+        count = tl.minimum(tl.load(count_ptr), b)
+        u = tl.arange(0, U_P)
+        in_u = u < U
+        for block in range(tl.program_id(0), (count + BLOCK - 1) // BLOCK, tl.num_programs(0)):
+            offs_b = block * BLOCK + tl.arange(0, BLOCK)
+            in_b = offs_b < count
+            acc = tl.full((U_P, BLOCK), INF, tl.int32)
+            for s in range(0, num_states):
+                v = u - tl.load(pad_ptr + s)  # ending state s's lanes takes pad wilds more
+                ok = (in_u & (v >= 0))[:, None] & in_b[None, :]
+                ptr = f_ptr + (s * U + v).to(tl.int64)[:, None] * b + offs_b[None, :]
+                acc = tl.minimum(acc, tl.load(ptr, mask=ok, other=INF).to(tl.int32))
+            wilds = tl.load(wilds_ptr + offs_b, mask=in_b, other=0)
+            acc = tl.where(u[:, None] <= wilds[None, :], acc, INF)
+            tl.store(out_ptr + offs_b, tl.reduce(acc, 0, tl.standard._elementwise_min), mask=in_b)  # (tl.min: see
+            # triton_build: the interpreter runs the combine function, never a triton.jit one)
+
     if interpret:
         from triton.runtime.interpreter import InterpretedFunction
 
-        return InterpretedFunction(suit_move_kernel), InterpretedFunction(set_pool_kernel)
-    return triton.jit(suit_move_kernel), triton.jit(set_pool_kernel)
+        return (InterpretedFunction(suit_move_kernel), InterpretedFunction(set_pool_kernel),
+                InterpretedFunction(ends_kernel))
+    return triton.jit(suit_move_kernel), triton.jit(set_pool_kernel), triton.jit(ends_kernel)
 
 
 @functools.lru_cache(maxsize=None)
@@ -132,24 +162,27 @@ def _moves(decks: int, max_lanes: int, device: torch.device) -> tuple[tuple[torc
     return tuple(out)
 
 
-def suit_moves(f: torch.Tensor, n: torch.Tensor, decks: int, max_lanes: int, m_dim: int,
-               count: torch.Tensor | None = None) -> torch.Tensor:
+def suit_moves(f: torch.Tensor | None, n: torch.Tensor, decks: int, max_lanes: int, m_dim: int,
+               count: torch.Tensor | None = None, initial: tuple[int, int, int] | None = None) -> torch.Tensor:
     """The four suits' moves at one slot: ``f`` (S, U, B) int16 -> (S, M, U, B) int16 (least value
     per lane state, naturals of the slot taken by lanes and wilds used); ``n`` (4, B) int32.
     ``count`` ((1,) int32 on the device): only the first ``count`` hands are computed (see
-    :func:`slot`)."""
-    num_states, u_dim, b = f.shape
-    suit_move, _ = _kernels(f.device.type == "cpu")
-    moves = _moves(decks, max_lanes, f.device)
-    count, programs = _count_and_programs(count, b, num_states, f.device)
+    :func:`slot`). ``f=None`` with ``initial`` (S, U, the state with no lane): the program's first
+    slot, from its initial table (0 with no lane and no wild, INF elsewhere), which is not made."""
+    b = n.shape[1]
+    num_states, u_dim, empty = initial if f is None else (*f.shape[:2], 0)
+    suit_move, _, _ = _kernels(n.device.type == "cpu")
+    moves = _moves(decks, max_lanes, n.device)
+    count, programs = _count_and_programs(count, b, num_states, n.device)
     mu_p = 1 << (m_dim * u_dim - 1).bit_length()
-    bufs = [torch.empty((num_states, m_dim, u_dim, b), dtype=torch.int16, device=f.device) for _ in range(2)]
-    src = f
+    bufs = [torch.empty((num_states, m_dim, u_dim, b), dtype=torch.int16, device=n.device) for _ in range(2)]
+    src = bufs[1] if f is None else f  # (not read from when it starts from the initial table)
     for s in range(4):
         start, edge_src, take, dw = moves[s]
         out = bufs[s % 2]
-        suit_move[(num_states, programs)](src, out, n[s], start, edge_src, take, dw, count, b, b, M=m_dim, U=u_dim,
-                                          MU_P=mu_p, FIRST=s == 0, BLOCK=BLOCK_B, INF=INF)
+        suit_move[(num_states, programs)](src, out, n[s], start, edge_src, take, dw, count, b, b, empty, M=m_dim,
+                                          U=u_dim, MU_P=mu_p, FIRST=s == 0, INIT=s == 0 and f is None,
+                                          BLOCK=BLOCK_B, INF=INF)
         src = out
     return src
 
@@ -159,7 +192,7 @@ def set_pool(g: torch.Tensor, total: torch.Tensor, value: int, forced: bool,
     """The slot's set: ``g`` (S, M, U, B) int16, ``total`` (B,) int32 naturals of the slot -> (S, U, B)
     (the first ``count`` hands only, if given: see :func:`slot`)."""
     num_states, m_dim, u_dim, b = g.shape
-    _, pool = _kernels(g.device.type == "cpu")
+    _, pool, _ = _kernels(g.device.type == "cpu")
     result = torch.empty((num_states, u_dim, b), dtype=torch.int16, device=g.device)
     count, programs = _count_and_programs(count, b, num_states, g.device)
     u_p = max(2, 1 << (u_dim - 1).bit_length())
@@ -168,8 +201,9 @@ def set_pool(g: torch.Tensor, total: torch.Tensor, value: int, forced: bool,
     return result
 
 
-def slot(f: torch.Tensor, n: torch.Tensor, value: int, forced: bool, decks: int, max_lanes: int,
-         m_dim: int, count: torch.Tensor | None = None, total: torch.Tensor | None = None) -> torch.Tensor:
+def slot(f: torch.Tensor | None, n: torch.Tensor, value: int, forced: bool, decks: int, max_lanes: int,
+         m_dim: int, count: torch.Tensor | None = None, total: torch.Tensor | None = None,
+         initial: tuple[int, int, int] | None = None) -> torch.Tensor:
     """One slot of the program (``solver._slot``): ``f`` (S, U, B) int16, ``n`` (4, B) naturals per
     suit; returns (S, U, B) int16.
 
@@ -178,10 +212,39 @@ def slot(f: torch.Tensor, n: torch.Tensor, value: int, forced: bool, decks: int,
     a caller that gathered the hands it needs to the front skips the rest without waiting on the
     host; with a count, fewer programs each loop over several blocks of hands. ``total`` ((B,)
     int32): ``n.sum(0)``, if the caller has it (no copy and no sum is made for int32 inputs that
-    are already contiguous: the program makes them once for all slots)."""
+    are already contiguous: the program makes them once for all slots). ``f=None`` with
+    ``initial``: the program's first slot (:func:`suit_moves`)."""
     n = n.to(torch.int32).contiguous()
-    g = suit_moves(f.contiguous(), n, decks, max_lanes, m_dim, count)
+    g = suit_moves(None if f is None else f.contiguous(), n, decks, max_lanes, m_dim, count, initial)
     return set_pool(g, n.sum(0, dtype=torch.int32) if total is None else total, value, forced, count)
+
+
+def least_over_ends(f: torch.Tensor, pads: torch.Tensor, wilds: torch.Tensor,
+                    count: torch.Tensor | None = None) -> torch.Tensor:
+    """The program's end (``solver._natural_deadwood``'s): ``f`` (S, U, B) int16 after the last slot,
+    ``pads`` (S,) int32 the wilds that end each state's lanes, ``wilds`` (B,) the hands' wilds ->
+    (B,) int32, the least of ``f[s, u - pads[s]]`` over the states and ``u <= wilds`` (INF where
+    none). With ``count``, the first ``count`` hands only (the others are left unwritten)."""
+    num_states, u_dim, b = f.shape
+    _, _, ends = _kernels(f.device.type == "cpu")
+    result = torch.empty(b, dtype=torch.int32, device=f.device)
+    count, programs = _count_and_programs(count, b, 1, f.device)
+    u_p = max(2, 1 << (u_dim - 1).bit_length())
+    ends[(programs,)](f, pads, wilds.to(torch.int32).contiguous(), result, count, b, num_states, U=u_dim, U_P=u_p,
+                      BLOCK=BLOCK_B, INF=INF)
+    return result
+
+
+@functools.lru_cache(maxsize=None)
+def end_pads(decks: int, max_lanes: int, device: torch.device) -> torch.Tensor:
+    """(S,) int32: the wilds that end each lane state's lanes (3 cards a lane), made once per device."""
+    from .solver import _plan_arrays
+
+    num_states, _, _, ends = _plan_arrays(decks, max_lanes)
+    pads = np.zeros(num_states, np.int32)
+    for pad, states in ends:
+        pads[states] = pad
+    return torch.as_tensor(pads, device=device)
 
 
 PREFIX_PROGRAMS = 8192
