@@ -194,7 +194,7 @@ def program_ops(players: int, tables: int, prefix: bool) -> tuple[int, int]:
     rules = Rules(num_players=players)
     kernels = solver_triton._kernels
     available = solver_triton.available
-    solver_triton._kernels = lambda interpret: (_StubKernel(), _StubKernel())
+    solver_triton._kernels = lambda interpret: (_StubKernel(), _StubKernel(), _StubKernel())
     solver_triton.available = lambda: True
     try:
         counts = torch.zeros(tables, 52, dtype=torch.uint8)

@@ -189,7 +189,8 @@ def test_the_meld_program_launches_the_same_program_for_any_hands(rules: Rules, 
     step replays. (The fused kernels are recorded, not run: the interpreter takes minutes a call.)"""
     if backend == "triton":
         monkeypatch.setattr(solver_triton, "_kernels", lambda interpret: (RecordedKernel("suit_move"),
-                                                                          RecordedKernel("set_pool")))
+                                                                          RecordedKernel("set_pool"),
+                                                                          RecordedKernel("ends")))
         monkeypatch.setattr(solver_triton, "available", lambda: True)
     gen = torch.Generator().manual_seed(1)
     traces = []
