@@ -290,6 +290,12 @@ def main(argv: list[str] | None = None) -> None:
     if unknown or not modules:
         parser.error(f"give modules of {sorted(MODULES)} (or --all); unknown: {unknown}")
     work = Path(args.work)
+    if args.survivors or args.after:  # both read an earlier run's summary: say so, not a traceback
+        missing = [m for m in modules if not (_folder(work, m) / "summary.json").exists()]
+        if missing:
+            flag = "--survivors" if args.survivors else "--after"
+            parser.error(f"{flag} reads an earlier run's summary, and {work} has none for {missing}: run "
+                         f"'python benchmarks/mutation.py {' '.join(missing)} --work {work}' first")
     for module in modules:
         if args.survivors:
             show_survivors(module, work)

@@ -1,6 +1,7 @@
 """Make the README pictures: ``docs/table.png`` and ``docs/terminal.png``.
 
-    python docs/make_images.py
+    python docs/make_images.py --overwrite        # replace the committed pictures
+    python docs/make_images.py --out /tmp/pics    # or write them elsewhere
 
 ``table.png`` is ``render_mode="rgb_array"`` in the middle of a 3-player game of scripted
 agents. ``terminal.png`` is a stretch of ``python -m tt_env.ui.play`` (a scripted player who asks
@@ -127,6 +128,9 @@ def draw_terminal(lines: list[Text], path: Path, console_width: int = 104) -> No
 
 
 if __name__ == "__main__":
-    table_picture(DOCS / "table.png")
-    draw_terminal(terminal_transcript(), DOCS / "terminal.png")
-    print("wrote", DOCS / "table.png", "and", DOCS / "terminal.png")
+    from picture_args import output_folder
+
+    out = output_folder(__doc__, ("table.png", "terminal.png"))
+    table_picture(out / "table.png")
+    draw_terminal(terminal_transcript(), out / "terminal.png")
+    print("wrote", out / "table.png", "and", out / "terminal.png")

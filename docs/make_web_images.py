@@ -1,7 +1,8 @@
 """Make the README pictures of the browser app: ``docs/web_play.png``, ``docs/web_round_end.png``,
 ``docs/web_watch.png`` and ``docs/web_leaderboard.png``.
 
-    python docs/make_web_images.py
+    python docs/make_web_images.py --overwrite        # replace the committed pictures
+    python docs/make_web_images.py --out /tmp/pics    # or write them elsewhere
 
 Starts the app (``tt_env.web``) on a free local port and drives Debian's headless chromium
 through Playwright (the ``web`` and ``dev`` extras, ``apt-get install chromium``): a game
@@ -24,6 +25,9 @@ from tt_env.web.app import create_app
 from tt_env.web.cli import serve_in_background
 
 DOCS = Path(__file__).resolve().parent
+OUT = DOCS
+"""Where the pictures go (``--out``)."""
+PICTURES = ("web_play.png", "web_round_end.png", "web_watch.png", "web_leaderboard.png")
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -68,7 +72,7 @@ def play_pictures(page: Page, base: str) -> None:
         if not page.is_visible("#round-end"):
             raise RuntimeError("the round did not end in 40 turns")
         if _ == 1:
-            page.screenshot(path=str(DOCS / "web_round_end.png"))
+            page.screenshot(path=str(OUT / "web_round_end.png"))
         page.click("#next-round")
         page.wait_for_selector("#hand")
     play_by_hints(page, 2)
@@ -76,7 +80,7 @@ def play_pictures(page: Page, base: str) -> None:
     page.wait_for_selector("#hand .card.new")
     page.click("#hint-button")
     page.wait_for_selector("#hint .arrangement")
-    page.screenshot(path=str(DOCS / "web_play.png"), full_page=True)
+    page.screenshot(path=str(OUT / "web_play.png"), full_page=True)
 
 
 def watch_picture(page: Page, base: str) -> None:
@@ -91,7 +95,7 @@ def watch_picture(page: Page, base: str) -> None:
     page.fill("#slider", "61")
     page.dispatch_event("#slider", "input")
     page.wait_for_selector('body[data-step="61"]')
-    page.screenshot(path=str(DOCS / "web_watch.png"))
+    page.screenshot(path=str(OUT / "web_watch.png"))
 
 
 def leaderboard_picture(page: Page, base: str, board: Path) -> None:
@@ -101,7 +105,7 @@ def leaderboard_picture(page: Page, base: str, board: Path) -> None:
     page.wait_for_selector("#eval-result", timeout=300_000)
     page.set_input_files("#results-file", str(board))
     page.wait_for_selector('.result[data-kind="leaderboard"]')
-    page.screenshot(path=str(DOCS / "web_leaderboard.png"), full_page=True)
+    page.screenshot(path=str(OUT / "web_leaderboard.png"), full_page=True)
 
 
 def small_leaderboard(path: Path) -> None:
@@ -114,6 +118,9 @@ def small_leaderboard(path: Path) -> None:
 
 
 if __name__ == "__main__":
+    from picture_args import output_folder
+
+    OUT = output_folder(__doc__, PICTURES)
     with tempfile.TemporaryDirectory() as tmp:
         board = Path(tmp) / "leaderboard.json"
         small_leaderboard(board)
@@ -124,4 +131,4 @@ if __name__ == "__main__":
             watch_picture(page, base)
             leaderboard_picture(page, base, board)
             browser.close()
-    print("wrote", ", ".join(f"docs/web_{n}.png" for n in ("play", "round_end", "watch", "leaderboard")))
+    print("wrote", ", ".join(str(OUT / name) for name in PICTURES))
