@@ -50,6 +50,18 @@ def test_positive_float_refuses_zero_negative_non_finite_and_too_large(text):
         positive_float(100)(text)
 
 
+@pytest.mark.parametrize("make, text, message", [
+    (lambda: positive_float(), "0", "use a number > 0$"),
+    (lambda: positive_float(why=" (seconds)"), "-1", r"use a number > 0 \(seconds\)$"),
+    (lambda: positive_float(100, low=0.002), "0.001", "use a number >= 0.002 and <= 100$"),
+    (lambda: positive_float(low=2.5), "2", "use a number >= 2.5$"),
+])
+def test_positive_float_names_exactly_the_bounds_it_has(make, text, message):
+    with pytest.raises(argparse.ArgumentTypeError, match=message):
+        make()(text)
+    assert make()("2.5") == 2.5
+
+
 def test_positive_float_accepts_the_range():
     assert positive_float(100)("0.5") == 0.5 and positive_float(100)("100") == 100.0
     assert positive_float()("1e9") == 1e9
@@ -58,6 +70,7 @@ def test_positive_float_accepts_the_range():
 @pytest.mark.parametrize("text", ["0", "-2", "many", "1.5"])
 def test_decks_is_auto_or_a_positive_integer(text):
     assert decks_arg("auto") == "auto" and decks_arg("AUTO") == "auto" and decks_arg("3") == 3
+    assert decks_arg("1") == 1
     with pytest.raises(argparse.ArgumentTypeError, match=r"use 'auto' or a number of decks >= 1"):
         decks_arg(text)
 

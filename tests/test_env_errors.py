@@ -283,3 +283,23 @@ def test_wrapped_env_pickles_with_its_arguments() -> None:
         warnings.simplefilter("ignore")
         copy = pickle.loads(pickle.dumps(env))
     assert _settings(copy) == _settings(env)
+
+
+def test_checked_seed_takes_numpy_zero_and_names_what_each_reset_allows():
+    """numpy's integers are seeds from 0 up (``np.int64(0)`` too); the message lists a seed list only
+    where one is allowed."""
+    import numpy as np
+
+    from tt_env.env_checks import checked_seed
+
+    assert checked_seed(np.int64(0)) == 0 and type(checked_seed(np.int64(0))) is int
+    assert checked_seed(0) == 0 and checked_seed(None) is None
+    assert checked_seed([0, np.int32(4)], allow_list=True) == [0, 4]
+    with pytest.raises(TypeError, match=r"seed=\[1\] \(list\) is not allowed: use None or an integer >= 0$"):
+        checked_seed([1])
+    with pytest.raises(ValueError, match=r"seed=-1 is not allowed: a seed must not be negative; use None or an "
+                                         r"integer >= 0 \(or a non-empty list of them\)$"):
+        checked_seed(-1, allow_list=True)
+    with pytest.raises(ValueError, match=r"seed=np.int64\(-2\) is not allowed: a seed must not be negative; use "
+                                         r"None or an integer >= 0$"):
+        checked_seed(np.int64(-2))

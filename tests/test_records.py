@@ -133,6 +133,8 @@ def test_another_format_version_is_refused(recorded, tmp_path):
     (lambda d: d.update(colour="blue"), r"unknown key\(s\) \['colour'\]"),
     (lambda d: d.update(format="chess-game"), "not 'three-thirteen-game'"),
     (lambda d: d.update(seed="7"), r"has seed '7': use a non-negative integer"),  # (a string, quoted as one)
+    (lambda d: d.update(final_scores=[True, 0]), r"has final_scores '\[True, 0\]': use a list of 2 integers >= 0"),
+    (lambda d: d.update(final_scores=[-1, 0]), r"has final_scores '\[-1, 0\]': use a list of 2 integers >= 0"),
     (lambda d: d.update(format_version=True), r"has format_version True; this version of tt_env reads"),
     (lambda d: d.update(format_version=1.0), r"has format_version 1\.0; this version of tt_env reads"),
     (lambda d: d.update(seed=None, rng_state={"bit_generator": "PCG64"}),
@@ -287,3 +289,16 @@ def test_a_write_that_fails_midway_keeps_the_old_file(recorded, tmp_path, monkey
         save_record(recorded.to_record(), path)
     monkeypatch.undo()
     assert path.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["game.json"]
+
+
+def test_a_record_is_replayed_from_its_path_and_a_game_keeps_its_seat_names(recorded, tmp_path):
+    """``replay`` and ``replay_final`` take a file's path (a str or a Path) as well as a record, and
+    ``record_from_game`` keeps the seats' names as given."""
+    from tt_env.ui.records import replay_final
+
+    path = recorded.save(tmp_path / "g.json")
+    want = replay_final(recorded.to_record()).game_state.scores
+    assert replay_final(str(path)).game_state.scores == want == replay_final(path).game_state.scores
+    record = recorded.to_record()
+    again = record_from_game(record.rules, record.seed, ["me", "you"], record.actions, record.final_scores)
+    assert again.seats == ("me", "you")
