@@ -169,7 +169,7 @@ of every message would double the mutants and the hours. The conditions that rai
 
 def setup_cfg(module: str, tests: list[str]) -> str:
     lines = ["[mutmut]", "source_paths=", *[f"    {p}" for p in PACKAGES], "only_mutate=", f"    {module}",
-             "also_copy=", "    configs", "    README.md", "    setup.py", "    benchmarks",
+             "also_copy=", "    configs", "    README.md", "    setup.py", "    benchmarks", "    docs",
              "do_not_mutate_patterns=", *[f"    {p}" for p in SKIPPED_LINES],
              "pytest_add_cli_args_test_selection=", *[f"    {t}" for t in tests],
              "pytest_add_cli_args=", "    -p", "    no:cacheprovider", "    -q", ""]

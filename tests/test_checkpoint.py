@@ -343,11 +343,13 @@ def test_sidecar_fields_of_the_wrong_type_are_refused(tmp_path, key, value):
         read_metadata(path)
 
 
-def test_a_damaged_attachments_entry_does_not_stop_the_next_save(tmp_path):
+@pytest.mark.parametrize("damaged", [["not", "a", "mapping"], {"state.json": {"file": "x.state.json"}},
+                                     {"state.json": "x"}, {"../up": {"sha256": "0" * 64}}])
+def test_a_damaged_attachments_entry_does_not_stop_the_next_save(tmp_path, damaged):
     net, path = save(tmp_path)
     side = path.with_suffix(".json")
     meta = json.loads(side.read_text())
-    meta["attachments"] = ["not", "a", "mapping"]
+    meta["attachments"] = damaged
     side.write_text(json.dumps(meta))
     save_checkpoint(path, net, obs_version=OBS_VERSION, rules=Rules().to_dict(), training_steps=1)
     assert read_metadata(path)["training_steps"] == 1

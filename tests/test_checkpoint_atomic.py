@@ -152,3 +152,15 @@ def test_a_stale_pending_file_does_not_pass_for_the_weights(tmp_path):
     (tmp_path / "x.pt.pending").write_bytes(other.read_bytes())  # complete, but not the weights the sidecar names
     with pytest.raises(CheckpointError, match="do not match the sha256"):
         load_checkpoint(path)
+
+
+def test_the_sidecar_lists_each_attachment_with_its_file_hash_and_size(tmp_path):
+    import hashlib
+
+    path = save(tmp_path / "c.pt", 0.5)
+    listed = ckpt.read_metadata(path)["attachments"]
+    assert sorted(listed) == ["state.json", "tensors.pt"]
+    for name, entry in listed.items():
+        data = read_attachment(path, name)
+        assert entry == {"file": ckpt.attachment_path(path, name).name, "sha256": hashlib.sha256(data).hexdigest(),
+                         "bytes": len(data)}

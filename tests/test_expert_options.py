@@ -65,3 +65,14 @@ def test_allowed_options_are_taken_and_the_agent_plays(options: dict) -> None:
         action = agent.act(encode(state, state.current_player), mask, rng)
         assert mask[action]
         game.apply(state, action)
+
+
+def test_the_rules_scoring_reaches_the_agent_s_discard_values() -> None:
+    """``meld_needs_natural``: three wilds alone are no meld, so keeping them after discarding the
+    king costs 9 (the agent's own table, not only the solver's)."""
+    from tt_env.engine import parse_cards
+
+    hand = parse_cards("3C 3D 3H KS")
+    king = parse_cards("KS")[0]
+    assert ExpertAgent(Rules()).discard_penalties(hand, 3)[king] == 0
+    assert ExpertAgent(Rules(meld_needs_natural=True)).discard_penalties(hand, 3)[king] == 9

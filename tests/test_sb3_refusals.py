@@ -77,7 +77,7 @@ def test_weights_our_network_cannot_take_are_refused(trained, tmp_path, case):  
     with_weights(trained[1], bad, change)
     with pytest.raises(CheckpointError, match=message) as info:
         read_sb3_zip(bad)
-    assert "\n" not in str(info.value)
+    assert "\n" not in str(info.value) and str(bad) in str(info.value)  # (one line, naming the file)
 
 
 DATA_CASES = {
@@ -103,6 +103,15 @@ def test_what_the_data_says_is_checked(trained, tmp_path, case):  # noqa: F811
     with_data(trained[1], bad, ensure)
     with pytest.raises(CheckpointError, match=message):
         read_sb3_zip(bad)
+
+
+@pytest.mark.parametrize("steps", [-5, True, "12", None])
+def test_a_step_count_that_is_no_count_is_read_as_0(trained, tmp_path, steps):  # noqa: F811
+    odd = tmp_path / "m.zip"
+    with_data(trained[1], odd, lambda d: d.update(num_timesteps=steps))
+    assert read_sb3_zip(odd)[1]["training_steps"] == 0
+    with_data(trained[1], odd, lambda d: d.update(num_timesteps=7))
+    assert read_sb3_zip(odd)[1]["training_steps"] == 7
 
 
 def test_the_data_that_is_allowed_loads(trained, tmp_path):  # noqa: F811

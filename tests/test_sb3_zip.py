@@ -75,7 +75,9 @@ def test_export_writes_our_checkpoint_with_the_same_policy(trained, tmp_path, ca
     with pytest.raises(SystemExit) as info:
         export_main([str(path), str(out)])
     assert info.value.code == 2 and "give --overwrite" in capsys.readouterr().err
-    export(path, out, overwrite=True)
+    assert export_main([str(path), str(out), "--overwrite"]) == out  # (the command line's own check lets it)
+    _, direct_meta = read_sb3_zip(path)
+    assert direct_meta["network"]["class"] == "MLPPolicy" and direct_meta["num_actions"] == 54
 
 
 def test_export_names_the_file_that_exists_and_keeps_a_json_that_is_not_a_sidecar(trained, tmp_path, capsys):
