@@ -169,6 +169,10 @@ def test_perfect_information_has_every_card() -> None:
     cards = sorted([c for hand in info["hands"] for c in hand] + info["stock"] + info["discard_pile"])
     assert cards == list(range(52))
     assert info["game_seed"] == env.game.game_seed and info["phase"] == "draw"
+    state = env.game.state
+    assert (info["round_number"], info["dealer"], info["current_player"], info["went_out"]) == (
+        state.round_number, state.dealer, state.current_player, state.went_out)
+    assert info["scores"] == list(state.scores) and info["legal_actions"] == env.game.get_legal_actions()
 
 
 def test_random_agents_run_and_tournament() -> None:
