@@ -194,9 +194,9 @@ def test_bad_input_is_named() -> None:
         game.step(legal, final_seat=torch.zeros(2))
     after = game.step(legal, final_seat=[1, 1])  # a list of seats will do
     assert after.observation.shape == (2, 294)
-    for mask in (torch.tensor([0, 1]), [1, 0], torch.ones(3, dtype=torch.bool)):  # table numbers are not a mask
+    for mask in (torch.tensor([0, 1]), [1, 0], torch.ones(3, dtype=torch.bool), None, "all"):  # (table numbers
         with pytest.raises(ValueError, match=r"mask must be a \(2,\) bool tensor \(the tables to deal new games"):
-            game.reset_tables(mask)
+            game.reset_tables(mask)  # are not a mask; None and a word are none either: torch could not read them)
     with pytest.raises(ValueError, match="table=7"):
         game.to_game_state(7)
     st = game.to_game_state(0)

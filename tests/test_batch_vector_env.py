@@ -318,3 +318,58 @@ def test_an_opponent_that_is_not_a_batched_agent_is_named() -> None:
                                              r"on whole batches.*vectorization_mode='sync'"):
             ThreeThirteenVectorEnv(num_envs=2, opponents=[bad])
     assert ThreeThirteenVectorEnv(num_envs=2, opponents=[BatchGreedy()]).opponents[0].name == "greedy-v0"
+
+
+def test_games_the_opponents_end_before_the_learner_moves_change_no_seat() -> None:
+    """One turn a round at 4 players: the opponents often end a whole game before the learner's
+    first move in it. Such a game is no episode (as in ``tt_env.gym_env``): ``seat="rotate"`` still
+    goes 0, 1, 2, 3, ... by episode, and ``final_seat`` is the seat the finished episode was played
+    at (it named the seat of the last game skipped, and the rotation jumped over seats)."""
+    env = ThreeThirteenVectorEnv(num_envs=2, opponents="random-v0", seat="rotate", num_players=4,
+                                 reward_mode="penalty", rounds=(1, 2, 3), max_turns_per_round=1, seed=0)
+    obs, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    seats = [[int(s)] for s in info["seat"]]
+    returns = np.zeros(2)
+    for _ in range(300):
+        played = info["seat"].copy()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in env.action_masks()])
+        obs, reward, terminated, _, info = env.step(actions)
+        returns += reward
+        for i in np.flatnonzero(terminated):
+            assert info["final_seat"][i] == played[i]
+            assert returns[i] == pytest.approx(-info["final_scores"][i][played[i]] / 100, abs=1e-4)
+            returns[i] = 0.0
+            seats[i].append(int(info["seat"][i]))
+    for table in seats:
+        assert len(table) > 40 and table == [k % 4 for k in range(len(table))]
+
+
+def test_a_reset_whose_games_the_opponents_end_keeps_the_first_seat() -> None:
+    """At ``reset``, a game the opponents end before the learner's first move is dealt again at the
+    same seat: ``seat="rotate"`` starts every seeded reset at seat 0 (it counted such games as
+    episodes and started at 1, 2 or 3)."""
+    env = ThreeThirteenVectorEnv(num_envs=8, opponents="random-v0", seat="rotate", num_players=4,
+                                 rounds=(11,), max_turns_per_round=1, seed=0)
+    for seed in range(6):
+        _, info = env.reset(seed=seed)
+        assert (info["seat"] == 0).all(), (seed, info["seat"])
+        for i in range(8):
+            assert env.game.to_game_state(i).current_player == 0
+
+
+def test_batched_agent_objects_must_be_built_for_the_game_s_rules() -> None:
+    """As the scalar envs' agent objects (``make_agent``): a ``BatchGreedy`` built for other scoring
+    played its own game without a word (a different action in about a quarter of positions)."""
+    from tt_env.batch.agents import BatchGreedy
+    from tt_env.engine.rules import Rules
+
+    game = Rules(num_players=2, aces="high_or_low", meld_needs_natural=True)
+    with pytest.raises(ValueError, match=r"was built for aces='low', but the game has aces='high_or_low'"):
+        ThreeThirteenVectorEnv(2, opponents=BatchGreedy(Rules(num_players=2)), rules=game)
+    with pytest.raises(ValueError, match=r"was built for num_players=3, but the game has num_players=2"):
+        ThreeThirteenVectorEnv(2, opponents=BatchGreedy(Rules(num_players=3)), rules=Rules(num_players=2))
+    with pytest.raises(ValueError, match=r"^opponent BatchGreedy is a class, not an agent"):
+        ThreeThirteenVectorEnv(2, opponents=BatchGreedy)
+    env = ThreeThirteenVectorEnv(2, opponents=BatchGreedy(game), rules=game)
+    assert env.opponents[0].rules == game

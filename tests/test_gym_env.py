@@ -148,6 +148,11 @@ def test_illegal_action_raise_mode() -> None:
     (dict(illegal_action="ignore"), "illegal_action"),
     (dict(reward_mode="score"), "reward_mode"),
     (dict(aces="sometimes"), "aces"),
+    (dict(num_players=0), r"^num_players=0 is not allowed: use None \(one more than the opponents\) or an integer "
+                          r"2\.\.8$"),  # (it blamed the seat: "use an int 0..-1")
+    (dict(num_players=9), r"^num_players=9 is not allowed: use None"),
+    (dict(opponents=None), r"^opponents=None is not allowed: give an agent or a list of them \(a registry name"),
+    (dict(opponents=5), r"^opponents=5 is not allowed: give an agent or a list of them"),
 ])
 def test_bad_arguments(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
@@ -219,3 +224,22 @@ def test_rules_object_gives_the_same_env_as_its_options() -> None:
         ThreeThirteenGymEnv(rules=rules, num_players=2)
     with pytest.raises(TypeError, match="not a Rules object"):
         ThreeThirteenGymEnv(rules={"num_players": 2})
+
+
+def test_batched_agents_and_classes_are_refused_as_opponents_when_built() -> None:
+    """A batched agent (or an agent class) failed only at the first opponent move, with a
+    ``TypeError`` from inside; the batched env is the one that takes batched agents."""
+    import enum
+
+    from tt_env.batch.agents import BatchRandom
+
+    with pytest.raises(ValueError, match=r"is a batched agent \(act\(observation, action_mask\) on whole batches\): "
+                                         r"this env plays one table; .*vectorization_mode='vector_entry_point'"):
+        ThreeThirteenGymEnv(opponents=BatchRandom(Rules()))
+    with pytest.raises(ValueError, match=r"^opponent BatchRandom is a class, not an agent: give an agent object"):
+        ThreeThirteenGymEnv(opponents=[BatchRandom])
+
+    class Players(enum.IntEnum):
+        THREE = 3
+
+    assert ThreeThirteenGymEnv(num_players=Players.THREE).rules.num_players == 3  # (an int, as a seat may be)

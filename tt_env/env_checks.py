@@ -8,6 +8,7 @@ say what is wrong and what is allowed (STYLE: bad input gets a clear error).
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .engine import game
-from .engine.rules import Rules
+from .engine.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
 
 SEAT_MODES = ("rotate", "random")
 """The learner's seats besides an int: by episode (``"rotate"``) or drawn (``"random"``)."""
@@ -99,8 +100,8 @@ def player_count(num_opponents: int, num_players: Any, rules: Any, rule_options:
     ``rules`` (a :class:`Rules`) and rule options exclude each other, and ``num_players`` must
     agree with ``rules``; without either, the count is one more than the opponents. One or
     ``n - 1`` opponents fit ``n`` players (one is repeated)."""
-    if isinstance(num_players, np.integer):
-        num_players = int(num_players)
+    if isinstance(num_players, (int, np.integer)) and not isinstance(num_players, (bool, np.bool_)):
+        num_players = int(num_players)  # (numpy's integers and int subclasses such as an IntEnum)
     if rules is not None:
         if not isinstance(rules, Rules):
             raise TypeError(f"rules={rules!r} is not a Rules object")
@@ -109,14 +110,29 @@ def player_count(num_opponents: int, num_players: Any, rules: Any, rule_options:
         if num_players is not None and num_players != rules.num_players:
             raise ValueError(f"num_players={num_players!r} does not match rules.num_players={rules.num_players}")
         num_players = rules.num_players
-    if num_players is not None and type(num_players) is not int:
+    if num_players is not None and (type(num_players) is not int
+                                    or not MIN_PLAYERS <= num_players <= MAX_PLAYERS):
         raise ValueError(f"num_players={num_players!r} is not allowed: use None (one more than the "
-                         f"opponents) or an integer 2..8")
+                         f"opponents) or an integer {MIN_PLAYERS}..{MAX_PLAYERS}")
     n = num_players if num_players is not None else num_opponents + 1
     if num_opponents not in (1, n - 1):
         raise ValueError(f"{num_opponents} opponents do not fit num_players={n}: give 1 (repeated) "
                          f"or {n - 1} opponents")
     return n
+
+
+def is_batched_agent(agent: object) -> bool:
+    """Whether ``agent.act`` takes (observation, action_mask) alone, as batched agents do
+    (``tt_env.batch.agents``); a scalar agent's ``act`` also takes a numpy generator."""
+    act = getattr(agent, "act", None)
+    if act is None:
+        return False
+    try:
+        params = [p for p in inspect.signature(act).parameters.values()
+                  if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return True
+    return len(params) == 2
 
 
 def learner_table(opponents: Any, seat: Any, illegal_action: Any, num_players: Any, rules: Any,
@@ -131,9 +147,15 @@ def learner_table(opponents: Any, seat: Any, illegal_action: Any, num_players: A
     agent may be in that environment."""
     if isinstance(opponents, str) or hasattr(opponents, "act"):
         opponents = [opponents]
+    if isinstance(opponents, (bytes, dict)) or not hasattr(opponents, "__iter__"):
+        raise ValueError(f"opponents={opponents!r} is not allowed: give an agent or a list of them ({agent_kinds})")
     opponents = list(opponents)
     if not opponents:
         raise ValueError(f"opponents=[] is not allowed: give at least one agent ({agent_kinds})")
+    for agent in opponents:
+        if isinstance(agent, type):
+            raise ValueError(f"opponent {agent.__name__} is a class, not an agent: give an agent object (an instance "
+                             f"made for the game's rules) or a name ({agent_kinds})")
     n = player_count(len(opponents), num_players, rules, rule_options)
     if isinstance(seat, (int, np.integer)) and not isinstance(seat, (bool, np.bool_)):
         seat = int(seat)

@@ -99,7 +99,7 @@ from .agents import Agent, make_agent
 from .engine.game import ACTION_TYPES_TEXT, NUM_ACTIONS, as_action
 from .engine.rules import Rules
 from .env_checks import ILLEGAL_ACTION_MODES as ILLEGAL_ACTION_MODES  # re-exported, owned by env_checks
-from .env_checks import learner_table
+from .env_checks import is_batched_agent, learner_table
 from .three_thirteen_v0 import ILLEGAL_ACTION_REWARD, checked_seed, raw_env
 
 MAX_GAMES_WITHOUT_A_MOVE = 1000
@@ -118,6 +118,11 @@ class ThreeThirteenGymEnv(gymnasium.Env):
                  **rule_options: Any) -> None:
         opponents, seat, n = learner_table(opponents, seat, illegal_action, num_players, rules, rule_options,
                                            agent_kinds="a registry name, a checkpoint path or an agent object")
+        for agent in opponents:
+            if not isinstance(agent, str) and is_batched_agent(agent):
+                raise ValueError(f"opponent {agent!r} is a batched agent (act(observation, action_mask) on whole "
+                                 f"batches): this env plays one table; give a scalar agent or a name, or use the "
+                                 f"batched env, gymnasium.make_vec(..., vectorization_mode='vector_entry_point')")
         if rules is not None:
             self.aec = raw_env.from_rules(rules, reward_mode=reward_mode, render_mode=render_mode)
         else:

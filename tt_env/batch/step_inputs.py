@@ -35,7 +35,11 @@ def table_mask(mask: Any, num_tables: int, device: torch.device, name: str, mean
     """``mask`` as a (B,) bool tensor on ``device``; ``ValueError`` naming it (``name``: what the
     tables where it holds are, ``meaning``) otherwise. Integers are refused, not cast: table
     numbers given for a mask would pick other tables."""
-    mask = torch.as_tensor(mask, device=device)
+    try:
+        mask = torch.as_tensor(mask, device=device)
+    except (TypeError, ValueError, RuntimeError):  # (None, strings, ragged lists: torch cannot read them)
+        raise ValueError(f"{name} must be a ({num_tables},) bool tensor ({meaning}), got "
+                         f"{type(mask).__name__}") from None
     if mask.shape != (num_tables,) or mask.dtype != torch.bool:
         raise ValueError(f"{name} must be a ({num_tables},) bool tensor ({meaning}), got shape "
                          f"{tuple(mask.shape)} and dtype {mask.dtype}")

@@ -17,7 +17,6 @@ there, and the whole loop stays on it.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,7 +28,8 @@ from ..engine.game import NUM_ACTIONS
 from ..engine.rules import Rules
 from ..env_checks import ILLEGAL_ACTION_MODES as ILLEGAL_ACTION_MODES  # re-exported, owned by env_checks
 from ..env_checks import SEAT_MODES as SEAT_MODES  # re-exported, owned by env_checks
-from ..env_checks import checked_seed, learner_table, table_count
+from ..agents.registry import check_agent_rules
+from ..env_checks import checked_seed, is_batched_agent, learner_table, table_count
 from ..observation import observation_bounds
 from ..three_thirteen_v0 import rules_from_kwargs
 from .agents import BatchAgent, make_batch_agent
@@ -43,20 +43,6 @@ _SEAT_SALT = 0x2545F491
 """Salt of the learner's seat draw (``seat="random"``; ``random_keys.uniform_below``)."""
 VECTOR_ENV_ARGUMENTS = "num_envs, opponents, seat, illegal_action, reward_mode, num_players, device, seed, rules"
 """The keyword arguments besides the rule options (named when one is unknown)."""
-
-
-def _is_batch_agent(agent: object) -> bool:
-    """Whether ``agent.act`` takes (observation, action_mask) alone, as batched agents do (a scalar
-    agent's ``act`` also takes a numpy generator)."""
-    act = getattr(agent, "act", None)
-    if act is None:
-        return False
-    try:
-        params = [p for p in inspect.signature(act).parameters.values()
-                  if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        return True
-    return len(params) == 2
 
 
 class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
@@ -89,11 +75,13 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         self.device = checked_device("cpu" if device is None else device)
         self.game = BatchGame(self.rules, num_envs, device=self.device, seed=seed, reward_mode=reward_mode)
         for o in opponents:
-            if not isinstance(o, str) and not _is_batch_agent(o):
+            if not isinstance(o, str) and not is_batched_agent(o):
                 raise ValueError(f"opponent {o!r} is not a batched agent (act(observation, action_mask) on whole "
                                  f"batches, tt_env.batch.agents): give a name ('greedy-v0', 'random-v0', a network "
                                  f"checkpoint) or a batched agent; for scalar agent objects use "
                                  f"gymnasium.make_vec(..., vectorization_mode='sync')")
+            if not isinstance(o, str):
+                check_agent_rules(o, self.rules)  # (as make_agent checks the scalar envs' agent objects)
         self.opponents: list[BatchAgent] = [
             make_batch_agent(o, self.rules, self.device, seed=seed + k) if isinstance(o, str) else o
             for k, o in enumerate(opponents)]
@@ -131,7 +119,7 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         # tt_env.gym_env; a game the opponents ended meanwhile was not an episode: its rewards are dropped
         before = torch.zeros(self.num_envs, device=self.device)
         ended = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
-        ts, pending = self._play_opponents(ts, info, ended, before)
+        ts, pending = self._play_opponents(ts, info, ended, before, episodes=False)
         self._pending = torch.where(ended, pending, before + pending)
         return self._out_obs(ts, info)
 
@@ -195,13 +183,15 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         self._episodes += mask.long()
 
     def _play_opponents(self, ts: TimeStep, info: dict, done: torch.Tensor,
-                        reward: torch.Tensor | None = None, final_obs: torch.Tensor | None = None
-                        ) -> tuple[TimeStep, torch.Tensor]:
+                        reward: torch.Tensor | None = None, final_obs: torch.Tensor | None = None,
+                        episodes: bool = True) -> tuple[TimeStep, torch.Tensor]:
         """Let the other seats act until the learner is to move at every table.
 
         Rewards go to ``reward`` until a table's episode ends (``done``), then to the next
         episode's pending reward (dropped if that game, too, ends before the learner moves: tiny
-        turn limits); a game that ends during these moves sets ``done`` and its learner's ``final_obs``."""
+        turn limits); a game that ends during these moves sets ``done`` and its learner's ``final_obs``.
+        ``episodes``: whether the tables not ``done`` are episodes the learner has moved in (at
+        ``reset`` none is: a game that ends there changes no seat, as in ``tt_env.gym_env``)."""
         n = self.rules.num_players
         rows = self._rows
         pending = torch.zeros(self.num_envs, device=self.device)
@@ -228,7 +218,10 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
             if final_obs is not None:
                 final_obs.copy_(torch.where((ts.game_over & ~done).unsqueeze(1), ts.final_observation, final_obs))
             self._events(ts, info, done)
-            self._start_episodes(ts.game_over)
+            # an episode that ends here starts the next one; a game the opponents end before the
+            # learner's first move in it is none: the seat, its count and final_seat stay (as gym_env)
+            if episodes:
+                self._start_episodes(ts.game_over & ~done)
             done |= ts.game_over
         return ts, pending
 
