@@ -33,12 +33,18 @@ REFUSALS = [
     ("tt_env.ui.replay", ["game.json", "--fps", "0"], "argument --fps: 0 is not allowed"),
     ("training.leaderboard", ["--players", "9"], "argument --players: 9 is not allowed: use a player count, 2..8"),
     ("training.belief_eval", ["--players", "1"], "argument --players: 1 is not allowed: use a player count, 2..8"),
+    ("training.train_belief", ["--data", "a.npz", "--threads", "5000", "--out", "x.pt"],
+     "argument --threads: 5000 is not allowed: use an integer 1..1024"),
+    ("training.train_belief", ["--data", "a.npz", "--width", "100000", "--out", "x.pt"],
+     "argument --width: 100000 is not allowed: use an integer 1..512"),
+    ("training.imitate", ["--data", "a.npz", "--data", "a.npz", "--out", "x.pt"],
+     "--data a.npz: given twice (as a.npz too): give each file once"),
     ("tt_env.ui.play", ["--opponents", *["random-v0"] * 8],
      "--opponents: 8 given, at most 7 (a table seats 8 players, you included)"),
 ]
 NEEDS = {"training.leaderboard": "torch", "training.ship": "torch", "training.main_job": "torch",
          "training.oracle_data": "torch", "training.imitate": "torch", "training.selfplay": "torch",
-         "training.train_sb3": "sb3_contrib", "training.train_rllib": "yaml", "training.belief_eval": "torch"}
+         "training.train_sb3": "sb3_contrib", "training.train_rllib": "yaml", "training.belief_eval": "torch", "training.train_belief": "torch"}
 
 
 def _refusal(module: str, argv: list[str], capsys, prog: str | None = None) -> str:

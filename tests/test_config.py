@@ -421,3 +421,22 @@ def test_rllib_refuses_the_ppo_trainers_keys_naming_its_own() -> None:
 def test_an_unknown_rule_option_names_the_allowed_ones() -> None:
     with pytest.raises(ConfigError, match=r"rules: unknown rule option\(s\) \['jokers'\]: allowed options are"):
         SelfPlayConfig(rules={"jokers": True}).validate()
+
+
+@pytest.mark.parametrize("override, message", [
+    ("network_kwargs.aces_high=true", r"network_kwargs: \['aces_high'\] follow the game's rules: set them through "
+                                      r"rules \(rules.aces\), not in network_kwargs"),
+    ("network_kwargs.decks=3", r"network_kwargs: \['decks'\] follow the game's rules"),
+    ("network_kwargs.meld_needs_natural=true", r"\(rules.meld_needs_natural\)"),
+    ("init_checkpoint=''", r"init_checkpoint='' is not allowed: use an existing checkpoint file"),
+    ("init_checkpoint=/tmp", r"init_checkpoint='/tmp' is not allowed: use an existing checkpoint file"),
+])
+def test_network_options_the_rules_set_and_a_checkpoint_that_is_no_file_are_refused(override, message):
+    """CardNet's rule options in ``network_kwargs`` overrode the rules (the network read features of
+    another game); an empty ``init_checkpoint`` (an unset shell variable) trained from scratch."""
+    from training.common.config import SelfPlayConfig, load_config
+    from training.ppo.batch_config import BatchPPOConfig
+
+    for cls in (SelfPlayConfig, BatchPPOConfig):
+        with pytest.raises(ConfigError, match=message):
+            load_config(cls, None, [override])

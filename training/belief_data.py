@@ -307,10 +307,10 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--players", type=players_arg, default=2, help="players, 2..8 (default 2)")
     parser.add_argument("--games", type=int_at_least(1), default=100, help="games (default 100)")
     parser.add_argument("--first-game", type=int_at_least(0), default=0, help="index of the first game (default 0)")
-    parser.add_argument("--agents", nargs="+", default=None,
+    parser.add_argument("--agents", nargs="+", action="extend", default=None,
                         help="the agents seated at random (default: expert-v0 twice, greedy-v0, the shipped "
                              "network of the player count, ismcts-v0)")
-    parser.add_argument("--seats", nargs="+", default=None,
+    parser.add_argument("--seats", nargs="+", action="extend", default=None,
                         help="fixed agents, one per seat, instead of draws from --agents (seat s of game g gets "
                              "the ((s + g) mod N)-th); the noise then defaults to 0")
     parser.add_argument("--noise", type=_noise_levels, default=None,

@@ -32,6 +32,7 @@ import torch
 from models.checkpoint import save_checkpoint, sidecar_path
 from models.networks import CardNet, PolicyValueNet, build_network
 from training.common.config import ConfigError, check_network_size
+from training.data.cli import check_data_files
 from training.common.device import add_device_arg, parsed_device, resolve_device
 from tt_env import jsonio
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, positive_float, seed_arg
@@ -135,7 +136,8 @@ def fit(data: dict[str, np.ndarray], *, net_kwargs: dict, epochs: int, batch: in
 
 def main(argv: Sequence[str] | None = None) -> Path:
     parser = CommandParser(prog="python -m training.imitate", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", nargs="+", required=True, help="oracle .npz files (same rules)")
+    parser.add_argument("--data", nargs="+", action="extend", required=True,
+                        help="oracle .npz files (same rules; --data may be given more than once)")
     parser.add_argument("--out", required=True, help="checkpoint to write (.pt, with its .json sidecar)")
     parser.add_argument("--overwrite", action="store_true", help="replace --out (and its .json) if it exists")
     parser.add_argument("--epochs", type=int_at_least(1), default=10, help="passes over the data (default 10)")
@@ -153,6 +155,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--seed", type=seed_arg, default=0)
     add_device_arg(parser, config_key=False)
     args = parser.parse_args(argv)
+    check_data_files(parser, args.data)
     device = parsed_device(parser, args)
     if not 0.0 <= args.anchor < 1.0:
         parser.error(f"--anchor {args.anchor} is not allowed: use a share in [0, 1)")

@@ -27,6 +27,7 @@ from models.checkpoint import CheckpointError
 from models.belief_math import expected_counts, log_likelihood
 from models.belief_net import BeliefNet, belief_inputs, unseen_and_unknown
 from training import belief_data
+from training.data.cli import check_data_files
 from training.common.device import add_device_arg, parsed_device
 from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, positive_float, seed_arg
 from tt_env.engine.rules import Rules
@@ -129,23 +130,25 @@ def train(rows: Rows, net: BeliefNet, train_index: np.ndarray, val_index: np.nda
 
 def main(argv: Sequence[str] | None = None) -> Path:
     parser = CommandParser(prog="python -m training.train_belief", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", nargs="+", required=True, help="belief data files (.npz) of one player count")
+    parser.add_argument("--data", nargs="+", action="extend", required=True,
+                        help="belief data files (.npz) of one player count (--data may be given more than once)")
     parser.add_argument("--out", required=True, help="the belief checkpoint to write (.pt, with its .json)")
     parser.add_argument("--overwrite", action="store_true", help="replace --out (and its .json) if it exists")
     parser.add_argument("--epochs", type=int_at_least(1), default=8)
     parser.add_argument("--lr", type=positive_float(1.0), default=2e-3)
     parser.add_argument("--batch", type=int_at_least(1), default=1024)
     parser.add_argument("--weight-decay", type=float, default=1e-4)
-    parser.add_argument("--width", type=int_at_least(1), default=48)
-    parser.add_argument("--blocks", type=int_at_least(1), default=3)
+    parser.add_argument("--width", type=int_at_least(1, 512), default=48, help="channels, 1..512 (default 48)")
+    parser.add_argument("--blocks", type=int_at_least(1, 512), default=3, help="blocks, 1..512 (default 3)")
     parser.add_argument("--no-history", action="store_true", help="do not read the public history planes")
     parser.add_argument("--init", default=None,
                         help="start from the weights of this belief (any player count: the weights are per opponent)")
     parser.add_argument("--val-share", type=float, default=0.1)
     parser.add_argument("--seed", type=seed_arg, default=0)
-    parser.add_argument("--threads", type=int_at_least(1), default=1)
+    parser.add_argument("--threads", type=int_at_least(1, 1024), default=1, help="torch threads, 1..1024 (default 1)")
     add_device_arg(parser, config_key=False)
     args = parser.parse_args(argv)
+    check_data_files(parser, args.data)
     device = parsed_device(parser, args)
     problem = output_file_problem(args.out, suffixes=(".pt",), overwrite=True)  # the pair is checked below
     if problem:

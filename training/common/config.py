@@ -138,6 +138,12 @@ class BaseConfig(RunConfig):
         return dataclasses.replace(self.train_rules(), rounds=tuple(range(1, 12)))
 
 
+RULE_NETWORK_KWARGS = {"aces_high": "rules.aces", "meld_needs_natural": "rules.meld_needs_natural",
+                       "decks": "rules.decks"}
+"""CardNet's options that the trainers set from the game's rules (``CardNet.rule_kwargs``), and the
+rule each follows: in ``network_kwargs`` they would override the rules the games are played by."""
+
+
 @dataclass
 class PPOBaseConfig(BaseConfig):
     """Fields shared by our two PPO trainers, :class:`SelfPlayConfig` (``training/selfplay.py``) and
@@ -173,10 +179,14 @@ class PPOBaseConfig(BaseConfig):
         _check(self.network in NETWORKS, "network", self.network, f"one of {sorted(NETWORKS)}")
         if "num_players" in self.network_kwargs:
             raise ConfigError("network_kwargs: set num_players at the top level, not in network_kwargs")
+        ruled = sorted(set(self.network_kwargs) & set(RULE_NETWORK_KWARGS))
+        if ruled:  # (the network would read features of other rules than the games it plays)
+            raise ConfigError(f"network_kwargs: {ruled} follow the game's rules: set them through rules "
+                              f"({', '.join(RULE_NETWORK_KWARGS[k] for k in ruled)}), not in network_kwargs")
         check_network_size(self.network, {"num_players": self.num_players, **self.network_kwargs}, "network_kwargs")
         _check(self.snapshot_every >= 1, "snapshot_every", self.snapshot_every, "an int >= 1")
-        if self.init_checkpoint is not None:
-            _check(Path(self.init_checkpoint).exists(), "init_checkpoint", self.init_checkpoint,
+        if self.init_checkpoint is not None:  # ('' or a folder: Path('') is the current folder, which exists)
+            _check(Path(self.init_checkpoint).is_file(), "init_checkpoint", self.init_checkpoint,
                    "an existing checkpoint file")
 
 

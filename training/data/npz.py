@@ -7,6 +7,8 @@ a file being written is never seen half-done under its final name.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,15 @@ def save_npz(path: str | Path, meta: dict[str, Any], arrays: dict[str, np.ndarra
     """Write ``arrays`` and ``meta`` (as a JSON string array named ``meta``) to ``path``; returns it."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.stem + ".tmp.npz")
-    np.savez_compressed(tmp, meta=np.array(json.dumps(meta)), **arrays)
-    tmp.replace(out)
+    # a temporary name of its own beside the target (a fixed NAME.tmp.npz would replace a file of
+    # that name, and two runs writing the same --out would share it); removed if the write fails
+    fd, name = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=".tmp.npz", dir=out.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        np.savez_compressed(tmp, meta=np.array(json.dumps(meta)), **arrays)
+        tmp.replace(out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return out
