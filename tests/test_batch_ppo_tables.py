@@ -197,3 +197,17 @@ def test_rollout_inputs_are_the_scalar_features(tmp_path):
     want = net.preprocess(obs, data.mask.numpy().astype(np.int8))
     assert data.x.shape[1] == net.input_size > net.obs_size
     assert np.array_equal(data.x.numpy(), want)
+
+
+def test_a_rollout_without_a_learner_decision_is_empty_and_the_run_goes_on(tmp_path) -> None:
+    """One table, one move a rollout: a rollout where only the opponent moves has no learner row
+    (``torch.cat`` of nothing crashed the run); the update is skipped and the run finishes."""
+    from batch_ppo_runs import config
+
+    cfg = config(tmp_path, "empty", "num_tables=1", "rollout_steps=1", "num_minibatches=1", "total_steps=12",
+                 "eval_every=0", "opponents={greedy-v0: 1.0}")
+    empty = BatchTables(cfg, MLPPolicy(num_players=cfg.num_players, hidden_sizes=[8]), None, torch.device("cpu"))
+    sizes = [len(empty.collect(1, cfg.gamma, cfg.gae_lambda)) for _ in range(6)]
+    assert 0 in sizes and 1 in sizes
+    run = batch_ppo.train(cfg)
+    assert (run.path / "checkpoints" / "final.pt").exists()

@@ -423,20 +423,23 @@ def test_an_unknown_rule_option_names_the_allowed_ones() -> None:
         SelfPlayConfig(rules={"jokers": True}).validate()
 
 
-@pytest.mark.parametrize("override, message", [
-    ("network_kwargs.aces_high=true", r"network_kwargs: \['aces_high'\] follow the game's rules: set them through "
-                                      r"rules \(rules.aces\), not in network_kwargs"),
-    ("network_kwargs.decks=3", r"network_kwargs: \['decks'\] follow the game's rules"),
-    ("network_kwargs.meld_needs_natural=true", r"\(rules.meld_needs_natural\)"),
-    ("init_checkpoint=''", r"init_checkpoint='' is not allowed: use an existing checkpoint file"),
-    ("init_checkpoint=/tmp", r"init_checkpoint='/tmp' is not allowed: use an existing checkpoint file"),
+@pytest.mark.parametrize("overrides, message", [
+    (["network_kwargs.aces_high=true"], r"network_kwargs: \['aces_high'\] follow the game's rules: set them through "
+                                        r"rules \(rules.aces\), not in network_kwargs"),
+    (["network_kwargs.meld_needs_natural=true"], r"\(rules.meld_needs_natural\)"),
+    (["rules.decks=2", "network_kwargs.decks=1"], r"network_kwargs: decks=1 is fewer than the game's 2 \(its counts "
+                                                  r"would not fit\)"),
+    (["init_checkpoint=''"], r"init_checkpoint='' is not allowed: use an existing checkpoint file"),
+    (["init_checkpoint=/tmp"], r"init_checkpoint='/tmp' is not allowed: use an existing checkpoint file"),
 ])
-def test_network_options_the_rules_set_and_a_checkpoint_that_is_no_file_are_refused(override, message):
-    """CardNet's rule options in ``network_kwargs`` overrode the rules (the network read features of
-    another game); an empty ``init_checkpoint`` (an unset shell variable) trained from scratch."""
+def test_network_options_the_rules_set_and_a_checkpoint_that_is_no_file_are_refused(overrides, message):
+    """CardNet's scoring options in ``network_kwargs`` overrode the rules (the network read features
+    of another game), as did fewer decks than the game's; an empty ``init_checkpoint`` (an unset
+    shell variable) trained from scratch. More decks than the game's are allowed."""
     from training.common.config import SelfPlayConfig, load_config
     from training.ppo.batch_config import BatchPPOConfig
 
     for cls in (SelfPlayConfig, BatchPPOConfig):
         with pytest.raises(ConfigError, match=message):
-            load_config(cls, None, [override])
+            load_config(cls, None, overrides)
+        assert load_config(cls, None, ["rules.decks=2", "network_kwargs.decks=3"]).network_kwargs["decks"] == 3

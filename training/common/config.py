@@ -138,10 +138,10 @@ class BaseConfig(RunConfig):
         return dataclasses.replace(self.train_rules(), rounds=tuple(range(1, 12)))
 
 
-RULE_NETWORK_KWARGS = {"aces_high": "rules.aces", "meld_needs_natural": "rules.meld_needs_natural",
-                       "decks": "rules.decks"}
-"""CardNet's options that the trainers set from the game's rules (``CardNet.rule_kwargs``), and the
-rule each follows: in ``network_kwargs`` they would override the rules the games are played by."""
+RULE_NETWORK_KWARGS = {"aces_high": "rules.aces", "meld_needs_natural": "rules.meld_needs_natural"}
+"""CardNet's scoring options that the trainers set from the game's rules (``CardNet.rule_kwargs``),
+and the rule each follows: in ``network_kwargs`` they would override the scoring the games are
+played by. (Its ``decks`` may be given: more decks than the game's still count every card.)"""
 
 
 @dataclass
@@ -183,6 +183,11 @@ class PPOBaseConfig(BaseConfig):
         if ruled:  # (the network would read features of other rules than the games it plays)
             raise ConfigError(f"network_kwargs: {ruled} follow the game's rules: set them through rules "
                               f"({', '.join(RULE_NETWORK_KWARGS[k] for k in ruled)}), not in network_kwargs")
+        decks = self.network_kwargs.get("decks")
+        if isinstance(decks, int) and not isinstance(decks, bool) and decks < self.train_rules().num_decks:
+            raise ConfigError(f"network_kwargs: decks={decks} is fewer than the game's {self.train_rules().num_decks} "
+                              f"(its counts would not fit): leave it out, or give {self.train_rules().num_decks} or "
+                              f"more")
         check_network_size(self.network, {"num_players": self.num_players, **self.network_kwargs}, "network_kwargs")
         _check(self.snapshot_every >= 1, "snapshot_every", self.snapshot_every, "an int >= 1")
         if self.init_checkpoint is not None:  # ('' or a folder: Path('') is the current folder, which exists)

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from models.distributions import MaskedCategorical
-from models.networks import PolicyValueNet
+from models.networks import NUM_ACTIONS, PolicyValueNet
 from training.ppo.batch_config import TABLE_KINDS, BatchPPOConfig
 from training.ppo.batch_critic import PrivilegedCritic
 from training.ppo.batch_rollout import Trajectories
@@ -146,6 +146,11 @@ class BatchTables:
             self._track_returns(ts.rewards, ts.game_over)
         self._cut(traj)
         adv, ret = traj.advantages(gamma, lam)
+        if not parts["pos"]:  # no learner decision in this rollout (a few moves of a few tables): no rows
+            empty = torch.zeros(0, device=dev)
+            return Rollout(x=empty.view(0, 0), mask=torch.zeros(0, NUM_ACTIONS, dtype=torch.bool, device=dev),
+                           action=empty.long(), logprob=empty, value=empty, advantage=empty, ret=empty,
+                           critic_x=empty.view(0, 0) if critic is not None else None)
         pos = torch.cat(parts["pos"])
         return Rollout(x=torch.cat(parts["x"]), mask=torch.cat(parts["mask"]), action=torch.cat(parts["action"]),
                        logprob=torch.cat(parts["logprob"]), value=traj.value[pos], advantage=adv[pos], ret=ret[pos],
