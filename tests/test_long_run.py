@@ -175,3 +175,21 @@ def test_a_trainer_refused_by_the_lock_leaves_the_store_alone(tmp_path, monkeypa
     assert run("--until", "1000") == 2
     assert "nothing copied to the store, no chunk recorded" in capsys.readouterr().out
     assert not Path("store").exists()
+
+
+def test_the_learning_rate_anneals_over_the_whole_run_not_each_chunk(tmp_path, monkeypatch, capsys):
+    """Each chunk passes its own end as ``total_steps``; with ``anneal_end_step`` null the learning
+    rate fell to 0 at the end of every chunk. The chunks now anneal to the run's end (``--until``),
+    and selfplay, which fixes no window in steps, is refused with ``anneal_lr: true``."""
+    monkeypatch.chdir(tmp_path)
+    commands = []
+    monkeypatch.setattr(long_run, "run_trainer", lambda cmd, signals: commands.append(cmd) or 1)
+    assert run("--chunk-steps", "300", "--until", "600") == 1
+    assert commands[0][commands[0].index("anneal_end_step=600") - 1] == "--set"
+    commands.clear()
+    assert run("--chunk-steps", "300", "--until", "600", "--set", "anneal_end_step=450") == 1
+    assert not any("anneal_end_step=600" in part for part in commands[0])
+    with pytest.raises(SystemExit) as exit_info:
+        long_run.main(["--trainer", "selfplay", "--store", "store", "--set", "run_dir=runs"])
+    assert exit_info.value.code == 2
+    assert "anneal_lr: true anneals over each chunk's total_steps" in capsys.readouterr().err

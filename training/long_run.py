@@ -419,6 +419,12 @@ def main(argv: list[str] | None = None) -> int:
     until = cfg.total_steps if args.until is None else args.until
     if until < 1:
         parser.error(f"--until {until} is not allowed: use a positive number of learner steps")
+    # each chunk's total_steps is its own end: a learning rate annealed over total_steps would reach 0 at each
+    if getattr(cfg, "anneal_lr", False) and getattr(cfg, "anneal_end_step", None) is None and not args.report:
+        if not hasattr(cfg, "anneal_end_step"):
+            parser.error("anneal_lr: true anneals over each chunk's total_steps (selfplay fixes no window in steps): "
+                         "give --set anneal_lr=false, or train with --trainer batch_ppo")
+        args.overrides.append(f"anneal_end_step={until}")  # (the whole run's end, as a run in one piece has it)
     lr = LongRun(run=Path(cfg.run_dir) / cfg.name, store=Path(args.store) / cfg.name)
     problem = None if args.report else output_dir_problem(lr.store / "checkpoints")
     if problem:  # found now, not after a chunk has trained
