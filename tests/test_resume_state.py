@@ -263,3 +263,19 @@ def test_the_first_signal_says_what_happens_on_stderr(capsys):
         "\nSIGTERM: stopping at the end of this step of training, after saving checkpoints/latest.pt (send it "
         "again to stop at once, without saving)\n")
     assert signals.requested and signals.signum == signal.SIGTERM
+
+
+def test_resume_refuses_a_lower_pool_size_and_takes_a_higher_one():
+    """A lower ``pool_size`` on ``--resume`` did nothing (the pool drops one network as a snapshot
+    adds one): it is refused now; a higher one grows the pool from then on."""
+    from training.common.config import ConfigError, SelfPlayConfig, load_config
+    from training.common.resume import check_resumable
+    from training.ppo.batch_config import BatchPPOConfig
+
+    for cls in (SelfPlayConfig, BatchPPOConfig):
+        saved = load_config(cls, None, ["pool_size=5"]).to_dict()
+        with pytest.raises(ConfigError, match=r"--resume cannot lower pool_size: the run has pool_size=5, the command "
+                                              r"line gives 2 .*keep pool_size >= 5, or start a new run"):
+            check_resumable(saved, load_config(cls, None, ["pool_size=2"]))
+        check_resumable(saved, load_config(cls, None, ["pool_size=8"]))
+        check_resumable(saved, load_config(cls, None, ["pool_size=5"]))

@@ -216,7 +216,8 @@ def _resolved(key: str, config: dict[str, Any]) -> Any:
 
 
 def check_resumable(saved: dict[str, Any], cfg: Any, frozen: Sequence[str] = FROZEN) -> None:
-    """Raise :class:`ConfigError` naming the first key of ``frozen`` that differs from the saved run's."""
+    """Raise :class:`ConfigError` naming the first key of ``frozen`` that differs from the saved run's, or
+    a ``pool_size`` below the saved run's."""
     now = cfg.to_dict()
     for key in frozen:
         if key not in now and key not in saved:
@@ -225,6 +226,12 @@ def check_resumable(saved: dict[str, Any], cfg: Any, frozen: Sequence[str] = FRO
         if old != new:
             raise ConfigError(f"--resume cannot change {key}: the run has {key}={old!r}, the command line gives "
                               f"{key}={new!r} (it would change what was learned so far); start a new run instead")
+    # a lower pool_size was a no-op (a snapshot drops one network as it adds one): refused, not ignored
+    old_pool, new_pool = saved.get("pool_size"), now.get("pool_size")
+    if isinstance(old_pool, int) and isinstance(new_pool, int) and new_pool < old_pool:
+        raise ConfigError(f"--resume cannot lower pool_size: the run has pool_size={old_pool}, the command line "
+                          f"gives {new_pool} (the saved pool keeps its networks, and the tables their places in "
+                          f"it); keep pool_size >= {old_pool}, or start a new run")
 
 
 def rng_to_json(generator: Any) -> dict[str, Any]:
