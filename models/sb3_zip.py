@@ -53,10 +53,13 @@ MAX_DATA_BYTES = 16 * MAX_SIDECAR_BYTES
 MAX_MEMBERS = 64
 _LAYER = re.compile(r"^mlp_extractor\.(policy_net|value_net)\.(\d+)\.(weight|bias)$")
 _HEADS = {"action_net.weight", "action_net.bias", "value_net.weight", "value_net.bias"}
-_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, NotImplementedError, RuntimeError,
-               zlib.error, lzma.LZMAError)
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, zlib.error, lzma.LZMAError)
 """What reading a damaged zip raises: a broken directory, a corrupt deflate/LZMA/bzip2 stream
-(``zlib.error``, ``LZMAError``, ``OSError``), an encrypted member (``RuntimeError``)."""
+(``zlib.error``, ``LZMAError``, ``OSError``). An encrypted member and an unknown compression method
+are refused before they are read (:func:`_member`)."""
+_COMPRESSIONS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2",
+                 zipfile.ZIP_LZMA: "LZMA"}
+"""The compression methods zipfile reads (SB3 writes deflate)."""
 
 
 def is_sb3_zip(path: str | Path) -> bool:
@@ -71,6 +74,11 @@ def _member(archive: zipfile.ZipFile, name: str, limit: int, where: str) -> byte
         raise CheckpointError(f"{where} has no {name!r}: it is not a model saved by Stable-Baselines3") from None
     if info.file_size > limit:
         raise CheckpointError(f"{where}: its {name!r} is {info.file_size} bytes, over the {limit} allowed")
+    if info.flag_bits & 0x1:
+        raise CheckpointError(f"{where} is not a readable zip file ({name!r} is encrypted: SB3 writes none)")
+    if info.compress_type not in _COMPRESSIONS:
+        raise CheckpointError(f"{where} is not a readable zip file ({name!r} uses compression method "
+                              f"{info.compress_type}: only {', '.join(_COMPRESSIONS.values())} are read)")
     with archive.open(info) as f:  # zipfile reads no more than the size checked above
         return f.read(limit)
 

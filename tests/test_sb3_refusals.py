@@ -194,3 +194,22 @@ def test_the_cli_reports_a_damaged_zip_in_one_line(trained, tmp_path, capsys):  
     err = capsys.readouterr().err.strip().splitlines()
     assert info.value.code == 2 and "Traceback" not in "\n".join(err)
     assert f"cannot load checkpoint '{bad}'" in err[-1] and "is not a readable zip file" in err[-1]
+
+
+def test_an_unknown_compression_method_is_refused_before_it_is_read(trained, tmp_path):  # noqa: F811
+    """zipfile raises ``NotImplementedError`` for a method it cannot read: the member's method is
+    checked first and named instead."""
+    bad = tmp_path / "method99.zip"
+    with zipfile.ZipFile(trained[1]) as z:
+        info, central = z.getinfo("data"), z.start_dir
+    raw = bytearray(trained[1].read_bytes())
+    raw[info.header_offset + 8:info.header_offset + 10] = (99).to_bytes(2, "little")  # the local header
+    while raw[central:central + 4] == b"PK\x01\x02":
+        sizes = [int.from_bytes(raw[central + k:central + k + 2], "little") for k in (28, 30, 32)]
+        if raw[central + 46:central + 46 + sizes[0]] == b"data":
+            raw[central + 10:central + 12] = (99).to_bytes(2, "little")  # and the central directory's entry
+        central += 46 + sum(sizes)
+    bad.write_bytes(bytes(raw))
+    with pytest.raises(CheckpointError, match=rf"SB3 model '{bad}' is not a readable zip file \('data' uses "
+                                              rf"compression method 99: only stored, deflate, bzip2, LZMA are read\)$"):
+        read_sb3_zip(bad)
