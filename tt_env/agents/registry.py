@@ -112,11 +112,8 @@ def takes_option(spec: object, option: str) -> bool:
     factory = _AGENTS.get(spec)
     if factory is None:
         return False
-    try:
-        params = inspect.signature(factory).parameters
-    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
-        return False
-    return option in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    options = factory_options(factory)
+    return options is None or option in options
 
 
 def trained_players(spec: str) -> int | None:
@@ -191,19 +188,25 @@ def check_agent_rules(agent: Agent, rules: Rules) -> None:
                              f"{key}={getattr(rules, key)!r}: build it for the game's rules (make_agent(name, rules))")
 
 
-def check_options(factory: Callable[..., Any], options: dict[str, Any], spec: str) -> None:
-    """Raise ``ValueError`` naming the allowed options if ``factory`` takes none of some of ``options``."""
-    if not options:
-        return
+def factory_options(factory: Callable[..., Any]) -> list[str] | None:
+    """The keyword options an agent factory (or checkpoint loader) takes after its first argument
+    (the rules or the path), or None when it takes any: ``**kwargs``, or a signature that cannot be read."""
     try:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
-        return
+        return None
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return None
+    return [name for i, (name, p) in enumerate(params.items())
+            if i > 0 and p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            and name not in ("self", "path", "rules")]
+
+
+def check_options(factory: Callable[..., Any], options: dict[str, Any], spec: str) -> None:
+    """Raise ``ValueError`` naming the allowed options if ``factory`` takes none of some of ``options``."""
+    allowed = factory_options(factory) if options else None
+    if allowed is None:
         return
-    allowed = [name for i, (name, p) in enumerate(params.items())
-               if i > 0 and p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-               and name not in ("self", "path", "rules")]
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         raise ValueError(f"agent {spec!r} takes no option(s) {unknown}: allowed are {allowed or 'none'}")

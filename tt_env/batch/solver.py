@@ -220,7 +220,6 @@ def _natural_deadwood(plan: _Plan, slots: list[tuple[torch.Tensor, int, bool]], 
     ``slots``: per slot, (naturals per suit (4, B), their value, forced). ``fused``: (decks,
     max lanes) to run each slot as the Triton kernels of :mod:`tt_env.batch.solver_triton`, which
     compute only the first ``count`` hands when it is given (the others come out unspecified)."""
-    b = wilds.shape[0]
     if fused is not None:  # the kernels' inputs, each made once: int32 naturals, their totals, the count
         naturals = torch.stack([n for n, _, _ in slots]).to(torch.int32)          # (slots, 4, B)
         totals = naturals.sum(1, dtype=torch.int32)
@@ -230,7 +229,7 @@ def _natural_deadwood(plan: _Plan, slots: list[tuple[torch.Tensor, int, bool]], 
         for i, (_, value, forced) in enumerate(slots):
             f = solver_triton.slot(f, naturals[i], value, forced, *fused, plan.m_dim, count, totals[i], initial)
         return solver_triton.least_over_ends(f, solver_triton.end_pads(*fused, wilds.device), wilds, count)
-    f = torch.full((plan.num_states, plan.u_dim, b), _INF, dtype=torch.int16, device=wilds.device)
+    f = torch.full((plan.num_states, plan.u_dim, wilds.shape[0]), _INF, dtype=torch.int16, device=wilds.device)
     f[plan.empty, 0] = 0
     for n, value, forced in slots:
         f = _slot(plan, f, n, value, forced)
