@@ -192,3 +192,24 @@ def test_make_agent_passes_keyword_options_to_the_factory():
         make_agent("expert-v0", Rules(), gama=1.0)
     with pytest.raises(ValueError, match="allowed are none"):
         make_agent("random-v0", Rules(), anything=1)
+
+
+def test_an_agent_factory_s_options_are_its_keywords_after_the_rules():
+    """``factory_options`` (``make_agent``'s check of options, and ``takes_option``): the first
+    argument, whatever its name, is the rules, not an option; ``**kwargs`` takes any option."""
+    import tt_env.agents.registry as registry
+    from tt_env.agents.registry import factory_options
+
+    def odd(game_rules, speed=1, *, depth=2):
+        return None
+
+    def anything(rules, **options):
+        return None
+
+    assert factory_options(odd) == ["speed", "depth"]
+    assert factory_options(anything) is None
+    registry._AGENTS["test-anything-v0"] = anything
+    try:
+        assert registry.takes_option("test-anything-v0", "allow_rule_mismatch")
+    finally:
+        del registry._AGENTS["test-anything-v0"]
