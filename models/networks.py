@@ -188,6 +188,11 @@ class PointwiseConv2d(nn.Conv2d):
         return torch.einsum("bchw,oc->bohw", x, weight) + self.bias.view(1, -1, 1, 1)
 
 
+def is_int(value: Any) -> bool:
+    """Whether ``value`` is an integer and not a bool (``True`` would build a layer of width 1)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def _mlp(n_in: int, hidden: Sequence[int], n_out: int, out_std: float) -> nn.Sequential:
     layers: list[nn.Module] = []
     for h in hidden:
@@ -202,10 +207,11 @@ class MLPPolicy(PolicyValueNet):
 
     def __init__(self, num_players: int = 2, hidden_sizes: Sequence[int] = (256, 256)) -> None:
         super().__init__(num_players)
-        self.hidden_sizes = [int(h) for h in hidden_sizes]
-        if not self.hidden_sizes or min(self.hidden_sizes) < 1:
-            raise ValueError(f"hidden_sizes={list(hidden_sizes)!r} is not allowed: use a non-empty list of "
+        if (not isinstance(hidden_sizes, (list, tuple)) or not hidden_sizes
+                or not all(is_int(h) and h >= 1 for h in hidden_sizes)):
+            raise ValueError(f"hidden_sizes={hidden_sizes!r} is not allowed: use a non-empty list of "
                              f"positive ints")
+        self.hidden_sizes = [int(h) for h in hidden_sizes]
         self.actor = _mlp(self.obs_size, self.hidden_sizes, NUM_ACTIONS, out_std=0.01)
         self.critic = _mlp(self.obs_size, self.hidden_sizes, 1, out_std=1.0)
 
@@ -242,9 +248,16 @@ class CardNet(PolicyValueNet):
                              f"{num_players} players) or an int from 1 to {MAX_DECKS}")
         self.decks = decks
         for name, value in (("channels", channels), ("blocks", blocks), ("hidden", hidden)):
-            if not isinstance(value, int) or value < (0 if name == "blocks" else 1):
-                raise ValueError(f"{name}={value!r} is not allowed: use a positive int")
-        self.channels, self.blocks, self.hidden = channels, blocks, hidden
+            if not is_int(value) or value < (0 if name == "blocks" else 1):
+                raise ValueError(f"{name}={value!r} is not allowed: use "
+                                 f"{'an int from 0' if name == 'blocks' else 'a positive int'}")
+        flags = {"solver_features": solver_features, "aces_high": aces_high, "meld_needs_natural": meld_needs_natural,
+                 "expert_features": expert_features, "exact_last_turn": exact_last_turn,
+                 "lookahead_features": lookahead_features, "solver_shortcuts": solver_shortcuts}
+        for name, flag in flags.items():
+            if not isinstance(flag, (bool, np.bool_)):
+                raise ValueError(f"{name}={flag!r} is not allowed: use true or false")
+        self.channels, self.blocks, self.hidden = int(channels), int(blocks), int(hidden)
         self.solver_features = bool(solver_features)
         self.aces_high, self.meld_needs_natural = bool(aces_high), bool(meld_needs_natural)
         self.expert_features = bool(expert_features)

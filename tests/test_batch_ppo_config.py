@@ -15,7 +15,7 @@ from training.ppo.batch_config import BatchPPOConfig
 
 
 @pytest.mark.parametrize("override,message", [
-    ("num_table=8", "unknown config key.*allowed are"),
+    ("num_table=8", r"^(?!.*'num_envs').*unknown config key.*allowed are .*'num_tables'"),
     ("device=gpu", "device='gpu' is not allowed: use auto, cpu, cuda or cuda:K"),
     ("opponents={self: 0.5, greedy-v0: 0.4}", "opponents=.* fractions that sum to 1"),
     ("opponents={selfplay: 1.0}", r"opponents=.*mapping from \['self', 'pool', 'greedy-v0', 'random-v0', 'expert-v0'\]"),

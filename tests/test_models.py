@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -120,6 +121,32 @@ def test_bad_network_options():
         build_network("mlp", num_players=2, width=3)
     with pytest.raises(ValueError, match="num_players=9"):
         build_network("mlp", num_players=9)
+
+
+@pytest.mark.parametrize("network, option, value, allowed", [
+    ("mlp", "hidden_sizes", 8, "a non-empty list of positive ints"),
+    ("mlp", "hidden_sizes", [True], "a non-empty list of positive ints"),
+    ("mlp", "hidden_sizes", "64", "a non-empty list of positive ints"),
+    ("mlp", "hidden_sizes", [0], "a non-empty list of positive ints"),
+    ("cardnet", "channels", True, "a positive int"),
+    ("cardnet", "hidden", 2.5, "a positive int"),
+    ("cardnet", "blocks", False, "an int from 0"),
+    ("cardnet", "solver_features", "yes", "true or false"),
+    ("cardnet", "lookahead_features", 1, "true or false"),
+    ("cardnet", "solver_shortcuts", None, "true or false"),
+])
+def test_network_option_of_the_wrong_type_is_named(network, option, value, allowed):
+    """A bool where a size belongs (width 1) or a string where a flag belongs (always on) is refused
+    by name, not built or failed deep inside torch."""
+    with pytest.raises(ValueError, match=f"{option}={re.escape(repr(value))} is not allowed: use {allowed}"):
+        build_network(network, num_players=2, **{option: value})
+
+
+def test_numpy_sizes_and_flags_are_accepted():
+    net = build_network("cardnet", num_players=2, channels=np.int64(8), hidden=np.int32(16),
+                        solver_features=np.bool_(False))
+    assert net.channels == 8 and net.solver_features is False
+    assert build_network("mlp", num_players=2, hidden_sizes=(np.int64(4),)).hidden_sizes == [4]
 
 
 def test_models_import_no_env_or_training_code():

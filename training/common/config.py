@@ -305,7 +305,8 @@ def from_dict(cls: type[C], data: dict[str, Any]) -> C:
     hints = typing.get_type_hints(cls)
     unknown = sorted(set(data) - set(fields))
     if unknown:
-        raise ConfigError(f"unknown config key(s) {unknown}: allowed are {sorted(fields)}")
+        listed = sorted(set(fields) - set(getattr(cls, "UNLISTED_KEYS", ())))  # a retired key is tolerated, not offered
+        raise ConfigError(f"unknown config key(s) {unknown}: allowed are {listed}")
     data = dict(data)
     for key, value in data.items():
         check_value_size(key, value)  # before anything walks or prints it

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from training.common.config import PPOBaseConfig
 from training.common.device import DEVICE_PATTERN
@@ -45,6 +45,9 @@ DEVICE = DEVICE_PATTERN
 @dataclass
 class BatchPPOConfig(PPOBaseConfig):
     """``training/batch_ppo.py``: PPO with rollouts from thousands of batched tables on one device."""
+
+    UNLISTED_KEYS: ClassVar[frozenset[str]] = frozenset({"num_envs"})
+    """selfplay's key, tolerated at its default but not offered: this trainer has num_tables."""
 
     name: str = "batch_ppo"
     total_steps: int = 100_000
