@@ -41,6 +41,7 @@ MODULES: dict[str, list[str]] = {
     "training/common/run_utils.py": ["tests/test_run_utils_overwrite.py", "tests/test_resume.py",
                                      "tests/test_run_lock.py", "tests/test_resume_state.py"],
     "training/long_run.py": ["tests/test_long_run.py", "tests/test_long_run_signals.py"],
+    "training/long_run_report.py": ["tests/test_long_run.py"],
     "training/common/run_lock.py": ["tests/test_run_lock.py", "tests/test_lock_and_json_survivors.py"],
     "tt_env/evaluation/leaderboard.py": ["tests/test_leaderboard.py", "tests/test_oracle_pipeline.py"],
     "models/checkpoint.py": ["tests/test_checkpoint.py", "tests/test_checkpoint_atomic.py"],

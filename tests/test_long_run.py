@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from training import long_run
+from training import long_run, long_run_report
 from training.common import run_lock
 
 CHUNKS = long_run.CHUNKS_FILE
@@ -96,11 +96,17 @@ def test_bad_arguments_are_refused_in_one_line(tmp_path, monkeypatch, capsys, ar
 def test_chunk_targets_and_wall_time():
     assert [long_run.next_target(s, 1000, 2500) for s in (0, 999, 1000, 1003, 2400)] == [1000, 1000, 2000, 2000, 2500]
     parts = [{"from_step": 0, "to_step": 100, "wall_s": 10.0}, {"from_step": 100, "to_step": 300, "wall_s": 40.0}]
-    assert long_run.wall_at(parts, 0) == 0.0
-    assert long_run.wall_at(parts, 100) == 10.0
-    assert long_run.wall_at(parts, 200) == 30.0
-    assert long_run.wall_at(parts, 300) == 50.0
-    assert long_run.wall_at(parts, 301) is None
+    assert long_run_report.wall_at(parts, 0) == 0.0
+    assert long_run_report.wall_at(parts, 100) == 10.0
+    assert long_run_report.wall_at(parts, 200) == 30.0
+    assert long_run_report.wall_at(parts, 300) == 50.0
+    assert long_run_report.wall_at(parts, 301) is None
+
+
+def test_a_report_cell_gives_an_interval_only_where_there_is_one():
+    assert long_run_report.report_cell({"score_diff": -1.25, "ci95": 0.84}) == "-1.2 ± 0.8"
+    for none in (None, float("nan")):  # one deal: no interval, not a false ± 0.0
+        assert long_run_report.report_cell({"score_diff": 3.0, "ci95": none}) == "+3.0 (no interval)"
 
 
 def test_a_damaged_store_is_named_in_one_line(tmp_path, monkeypatch, capsys):
