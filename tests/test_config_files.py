@@ -63,8 +63,6 @@ def test_every_shipped_config_loads_by_name_from_another_directory(name, tmp_pat
     from training.common.config import SB3Config, SelfPlayConfig, load_config
     from training.train_rllib import RLlibConfig
 
-    if name.startswith("batch_ppo_scratch_2p_v1_expert"):
-        pytest.skip("its init_checkpoint is a file of longruns/, named from the repository root where it runs")
     monkeypatch.chdir(tmp_path)
     prefixes = {"rllib": RLlibConfig, "sb3": SB3Config, "baselines": BaselinesConfig,
                 "batch_ppo": BatchPPOConfig}

@@ -11,11 +11,11 @@ import torch
 
 import batch_ppo_runs
 import test_resume
-from models.checkpoint import CheckpointError, read_metadata, save_checkpoint
+from models.checkpoint import read_metadata, save_checkpoint
 from models.networks import build_network
 from training import batch_ppo, selfplay
 from training.common import evaluations
-from training.common.config import SelfPlayConfig
+from training.common.config import ConfigError, SelfPlayConfig
 from training.common.evaluations import EvalSchedule
 from training.common.resume import StopSignals
 from training.common.run_utils import EvalResult, TrainingDiverged
@@ -105,7 +105,7 @@ def test_an_init_checkpoint_of_another_observation_layout_is_refused(tmp_path) -
     path = save_checkpoint(tmp_path / "old.pt", net, obs_version=OBS_VERSION + 1, rules=Rules().to_dict(),
                            training_steps=0)
     cfg = SelfPlayConfig(network="mlp", network_kwargs={"hidden_sizes": [12]}, init_checkpoint=str(path))
-    with pytest.raises(CheckpointError, match="obs"):
+    with pytest.raises(ConfigError, match=r"^init_checkpoint='.*old.pt': .*observation layout"):
         build_net(cfg)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from models.checkpoint import load_checkpoint
+from models.checkpoint import load_checkpoint, read_metadata
 from training import selfplay
 from training.common import evaluations
 from training.common.config import ConfigError, SelfPlayConfig, load_config
@@ -231,6 +231,26 @@ def test_a_run_that_fails_to_start_changes_nothing(tmp_path):
     with pytest.raises(ConfigError, match="does not fit network"):
         selfplay.train(config(tmp_path, "old", "total_steps=128", f"init_checkpoint={other}"), overwrite=True)
     assert snapshot(tmp_path / "old") == before
+
+
+def test_a_missing_init_checkpoint_stops_a_new_run_but_not_a_resumed_one(tmp_path):
+    """A new run reads ``init_checkpoint`` before its folder is touched (``--overwrite`` deletes
+    nothing); a resumed run's weights are its own, so its init checkpoint may have moved since."""
+    import shutil
+
+    selfplay.train(config(tmp_path, "a", "total_steps=128", "eval_every=0"))
+    start = tmp_path / "start.pt"
+    shutil.copy(tmp_path / "a" / "checkpoints" / "final.pt", start)
+    shutil.copy(tmp_path / "a" / "checkpoints" / "final.json", start.with_suffix(".json"))
+    selfplay.train(config(tmp_path, "b", "total_steps=128", "eval_every=0", f"init_checkpoint={start}"))
+    before = snapshot(tmp_path / "b")
+    start.unlink()
+    with pytest.raises(ConfigError, match=r"^init_checkpoint='.*start.pt': checkpoint '.*start.pt' does not exist$"):
+        selfplay.train(config(tmp_path, "b", "total_steps=128", f"init_checkpoint={start}"), overwrite=True)
+    assert snapshot(tmp_path / "b") == before
+    run = selfplay.train(config(tmp_path, "b", "total_steps=256", "eval_every=0", f"init_checkpoint={start}"),
+                         resume=True)
+    assert read_metadata(run.checkpoints / "final.pt")["training_steps"] >= 256
 
 
 def test_init_checkpoint_starts_from_its_weights(tmp_path):

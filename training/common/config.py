@@ -190,9 +190,9 @@ class PPOBaseConfig(BaseConfig):
                               f"more")
         check_network_size(self.network, {"num_players": self.num_players, **self.network_kwargs}, "network_kwargs")
         _check(self.snapshot_every >= 1, "snapshot_every", self.snapshot_every, "an int >= 1")
-        if self.init_checkpoint is not None:  # ('' or a folder: Path('') is the current folder, which exists)
-            _check(Path(self.init_checkpoint).is_file(), "init_checkpoint", self.init_checkpoint,
-                   "an existing checkpoint file")
+        if self.init_checkpoint is not None:  # read (and found) when a new run starts: a resumed run needs it not
+            _check(self.init_checkpoint != "" and not Path(self.init_checkpoint).is_dir(), "init_checkpoint",
+                   self.init_checkpoint, "a checkpoint file's path")
 
 
 @dataclass

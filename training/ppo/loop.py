@@ -28,7 +28,10 @@ def build_net(cfg: Any, *, init: bool = True) -> PolicyValueNet:
             kwargs.setdefault(key, value)
     net = build_network(cfg.network, **kwargs)
     if init and cfg.init_checkpoint:
-        start, meta = load_checkpoint(cfg.init_checkpoint, num_players=cfg.num_players, obs_version=OBS_VERSION)
+        try:  # a new run only (a resumed run's weights are its own): before its folder is touched
+            start, meta = load_checkpoint(cfg.init_checkpoint, num_players=cfg.num_players, obs_version=OBS_VERSION)
+        except CheckpointError as exc:
+            raise ConfigError(f"init_checkpoint={cfg.init_checkpoint!r}: {exc}") from None
         try:
             net.load_state_dict(start.state_dict())
         except RuntimeError as exc:
