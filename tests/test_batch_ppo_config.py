@@ -26,6 +26,8 @@ from training.ppo.batch_config import BatchPPOConfig
     ("anneal_end_step=300", "anneal_end_step=300 .*decay window must not be empty"),
     ("total_steps=300", "total_steps=300 .*decay window must not be empty"),
     ("anneal_end_step=1.5", "anneal_end_step=1.5 has the wrong type"),
+    ("anneal_end_step=500", r"^total_steps=600 is not allowed: use an int up to anneal_end_step \(500\) with "
+                               r"anneal_lr: the learning rate is 0 from there"),
     ("opponents={self: 1.5, greedy-v0: -0.5}", r"^opponents\.self=1\.5 is not allowed: use a fraction in \[0, 1\]$"),
     ("critic_hidden_sizes=[]",
      r"^critic_hidden_sizes=\[\] is not allowed: use a non-empty list of at most 64 ints from 1 to 4096$"),

@@ -193,8 +193,13 @@ def test_the_learning_rate_anneals_over_the_whole_run_not_each_chunk(tmp_path, m
     assert run("--chunk-steps", "300", "--until", "600") == 1
     assert commands[0][commands[0].index("anneal_end_step=600") - 1] == "--set"
     commands.clear()
-    assert run("--chunk-steps", "300", "--until", "600", "--set", "anneal_end_step=450") == 1
+    assert run("--chunk-steps", "300", "--until", "600", "--set", "anneal_end_step=650") == 1
     assert not any("anneal_end_step=600" in part for part in commands[0])
+    with pytest.raises(SystemExit) as exit_info:  # steps past the window would learn nothing
+        run("--chunk-steps", "300", "--until", "600", "--set", "anneal_end_step=450")
+    assert exit_info.value.code == 2
+    assert ("--until 600 is not allowed: use an int up to anneal_end_step (450) with anneal_lr: the learning rate is 0 "
+            "from there") in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_info:
         long_run.main(["--trainer", "selfplay", "--store", "store", "--set", "run_dir=runs"])
     assert exit_info.value.code == 2

@@ -337,13 +337,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--chunk-steps {args.chunk_steps} is not allowed: use a positive number of learner steps")
     if any(item.split("=", 1)[0].strip() == "total_steps" for item in args.overrides):
         parser.error("--set total_steps=... is not allowed here: each chunk sets it; use --until N")
+    if args.until is not None and args.until < 1:
+        parser.error(f"--until {args.until} is not allowed: use a positive number of learner steps")
+    until_set = [] if args.until is None else [f"total_steps={args.until}"]  # the whole run's end
     try:
-        cfg = load_config(config_class(args.trainer), args.config, args.overrides)
-    except ConfigError as exc:
-        parser.error(str(exc))
-    until = cfg.total_steps if args.until is None else args.until
-    if until < 1:
-        parser.error(f"--until {until} is not allowed: use a positive number of learner steps")
+        cfg = load_config(config_class(args.trainer), args.config, args.overrides + until_set)
+    except ConfigError as exc:  # (a refused total_steps is the --until given)
+        parser.error(f"--until {str(exc)[len('total_steps='):]}" if until_set and str(exc).startswith("total_steps=")
+                     else str(exc))
+    until = cfg.total_steps
     # each chunk's total_steps is its own end: a learning rate annealed over total_steps would reach 0 at each
     if getattr(cfg, "anneal_lr", False) and getattr(cfg, "anneal_end_step", None) is None and not args.report:
         if not hasattr(cfg, "anneal_end_step"):

@@ -66,7 +66,8 @@ class BatchPPOConfig(PPOBaseConfig):
     """Learner step where the decay starts (learning_rate until then)."""
     anneal_end_step: int | None = None
     """Learner step where the rate reaches 0 (null: total_steps). A long run trained in chunks sets
-    it, since each chunk's total_steps is only that chunk's end."""
+    it, since each chunk's total_steps is only that chunk's end. With anneal_lr, total_steps may not
+    pass it: the steps after it would learn nothing."""
     opponents: dict = field(default_factory=lambda: {"self": 0.3, "pool": 0.2, "greedy-v0": 0.25,
                                                      "random-v0": 0.25})
     """Fraction of the tables whose other seats are each kind (TABLE_KINDS); they sum to 1."""
@@ -107,6 +108,9 @@ class BatchPPOConfig(PPOBaseConfig):
         end = self.anneal_end()
         _check(end > self.anneal_start_step, "anneal_end_step" if self.anneal_end_step is not None else "total_steps",
                end, f"an int > anneal_start_step ({self.anneal_start_step}): the decay window must not be empty")
+        _check(not self.anneal_lr or self.total_steps <= end, "total_steps", self.total_steps,
+               f"an int up to anneal_end_step ({end}) with anneal_lr: the learning rate is 0 from there, so later "
+               f"steps would learn nothing (raise anneal_end_step, or set anneal_lr=false)")
 
     def anneal_end(self) -> int:
         """The learner step where the annealed learning rate reaches 0."""
