@@ -373,3 +373,17 @@ def test_batched_agent_objects_must_be_built_for_the_game_s_rules() -> None:
         ThreeThirteenVectorEnv(2, opponents=BatchGreedy)
     env = ThreeThirteenVectorEnv(2, opponents=BatchGreedy(game), rules=game)
     assert env.opponents[0].rules == game
+
+
+def test_close_frees_the_tables_and_a_closed_env_is_not_stepped() -> None:
+    """``close()`` frees the engine (a GPU's memory); a later ``step`` or ``reset`` is a clear
+    ``ClosedEnvironmentError`` (as gymnasium's AsyncVectorEnv), not a game played on freed tables."""
+    env = ThreeThirteenVectorEnv(num_envs=2, seed=0)
+    _, info = env.reset(seed=0)
+    actions = info["action_mask"].argmax(axis=1)
+    env.close()
+    assert env.closed and env.game is None and env.opponents == []
+    for call in (lambda: env.step(actions), lambda: env.reset(seed=0)):
+        with pytest.raises(gymnasium.error.ClosedEnvironmentError, match=r"called after close\(\): .*make a new env"):
+            call()
+    env.close()  # a second close is harmless

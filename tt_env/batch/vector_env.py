@@ -104,6 +104,7 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        self._check_open("reset")
         seed = checked_seed(seed)
         if seed is not None:  # the same episodes again: the seats' draws and the opponents' restart
             self._seat_seed32 = seed_words(seed)
@@ -124,6 +125,7 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         return self._out_obs(ts, info)
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict]:
+        self._check_open("step")
         if self._ts is None:
             raise RuntimeError("step() called before reset(): call reset() first")
         acts = checked_actions(actions, self.num_envs, self.device)
@@ -165,6 +167,15 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
     def action_masks(self) -> Any:
         """(B, 54) bool: the learner's legal actions at each table."""
         return self._array(self._mask)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Free the tables and the opponents (a GPU's memory, with ``device="cuda"``)."""
+        self.game, self.opponents, self._ts, self._obs = None, [], None, None
+
+    def _check_open(self, call: str) -> None:
+        if self.closed:
+            raise gymnasium.error.ClosedEnvironmentError(
+                f"{call}() called after close(): the env's tables are freed; make a new env")
 
     # ------------------------------------------------------------------ internals
     def _start_episodes(self, mask: torch.Tensor) -> None:
