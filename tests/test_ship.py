@@ -220,7 +220,8 @@ def test_every_result_recorded_is_the_reports_in_any_pair_order(tmp_path):
     pairs = {p["b"]: p for p in report["pairwise"] if p["a"] == first["name"]}
     expected = [{"opponent": name, "players": 3, "games": 2, "games_played": 6, "seed": 3,
                  "score_diff": pairs[name]["mean_score_diff"], "ci95": pairs[name]["ci95"],
-                 "win_rate": first["win_rate"], "win_rate_ci95": first["win_rate_ci95"]}
+                 "win_rate": first["win_rate"], "win_rate_ci95": first["win_rate_ci95"],
+                 "rules": report["rules"]}  # (rounds FAST: a variant, named)
                 for name in ("random-v0", "greedy-v0")]
     assert meta["evaluation"] == {"format": ship.SUMMARY_FORMAT, "agent": "x-v0 (argmax)", "results": expected}
 
@@ -335,3 +336,42 @@ def test_ship_refuses_an_empty_description(tmp_path, capsys):
     assert exc.value.code == 2
     assert "--algorithm is empty: describe it in words" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_curve_left_under_the_name_is_not_deleted_without_overwrite(tmp_path, capsys):
+    """A ``<name>.learning_curve.png`` alone in ``--out-dir`` is an agent's file too: refused, kept."""
+    _, path = save(tmp_path / "run" / "checkpoints", name="final")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "x-v2.learning_curve.png").write_bytes(b"someone's curve")
+    err = _refused(capsys, str(path), "x-v2", "--wall-time", "1m", "--out-dir", str(out))
+    assert "already shipped as 'x-v2'" in err
+    assert (out / "x-v2.learning_curve.png").read_bytes() == b"someone's curve"
+
+
+def test_re_shipping_a_shipped_agent_keeps_or_copies_its_own_curve(tmp_path):
+    _, path = save(tmp_path / "run" / "checkpoints", name="final")
+    (tmp_path / "run" / "learning_curve.png").write_bytes(b"curve")
+    out = tmp_path / "out"
+    shipped = _ship(path, "x-v1", out)
+    assert _ship(shipped, "x-v1", out, "--overwrite") == shipped  # in place: its curve stays
+    assert (out / "x-v1.learning_curve.png").read_bytes() == b"curve"
+    _ship(shipped, "x-v2", out)  # under a new name: the curve goes with it
+    assert (out / "x-v2.learning_curve.png").read_bytes() == b"curve"
+
+
+def test_a_report_scored_otherwise_is_refused_and_a_variant_s_rules_are_kept(tmp_path, capsys):
+    """An evaluation played with ``--allow-rule-mismatch`` (other scoring than the checkpoint
+    learned) is not the agent's result; one of other rounds is, and its sidecar result says so."""
+    _, path = save(tmp_path)
+    mismatch, _ = evaluate([str(path), "greedy-v0"], games=1, seed=3, allow_rule_mismatch=True,
+                           rules=Rules(num_players=2, rounds=FAST, aces="high_or_low"))
+    bad = tmp_path / "aces.json"
+    bad.write_text(json.dumps(mismatch))
+    err = _refused(capsys, str(path), "x-v1", "--evaluation", str(bad), "--wall-time", "1m",
+                   "--out-dir", str(tmp_path / "o"))
+    assert "it was played with aces='high_or_low', but the checkpoint learned aces='low'" in err
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+    report, report_path = _report(tmp_path, path, "greedy-v0")
+    results = read_metadata(_ship(path, "x-v1", tmp_path / "o", "--evaluation", str(report_path)))["evaluation"]
+    assert results["results"][0]["rules"] == report["rules"] and report["rules"]["rounds"] == list(FAST)

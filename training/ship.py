@@ -6,16 +6,18 @@
 It re-saves the checkpoint under the agent's name (weights, sidecar with its sha256 and the
 training config), records the results of ``python -m training.evaluate ... --json`` reports in
 which it played first (each opponent seat's mean score difference with its 95% interval, and
-the agent's own win rate) and the wall time of its training, and copies the run's learning
-curve next to it. ``--algorithm`` and ``--inputs`` record, as text, how it was trained and
+the agent's own win rate; a report of other rules than the standard game, rounds or decks say,
+keeps them as ``rules``) and the wall time of its training, and copies the run's learning curve
+next to it (a shipped agent's own, when re-shipping one). ``--algorithm`` and ``--inputs`` record, as text, how it was trained and
 what its network reads (for an agent trained from scratch: which features, and why they are
 fair). Add the name to ``models.agent_loader.SHIPPED`` to load it by name.
 
 Checked before anything is written: the name (``[a-z0-9]+(-[a-z0-9]+)*-v[0-9]+``, such as
 ``ppo-2p-v1``: no path separators, so the files stay in ``--out-dir``), that no agent is
-shipped under it yet (``--overwrite`` replaces one; a new version is usually what you want),
-every report (an evaluation report whose first agent is this checkpoint, at its player count)
-and the checkpoint itself. A refusal is one line, exit status 2.
+shipped under it yet (weights, sidecar or learning curve: ``--overwrite`` replaces one; a new
+version is usually what you want), every report (an evaluation report whose first agent is this
+checkpoint, at its player count, scored as it learned: not ``--allow-rule-mismatch`` games) and
+the checkpoint itself. A refusal is one line, exit status 2.
 """
 
 from __future__ import annotations
@@ -27,9 +29,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from models.checkpoint import CheckpointError, load_checkpoint, read_metadata, save_checkpoint
+from models.checkpoint import SCORING_RULES, CheckpointError, load_checkpoint, read_metadata, save_checkpoint
 from tt_env.agents.registry import agent_names, is_checkpoint_spec
 from tt_env.cli_checks import CommandParser, output_dir_problem
+from tt_env.engine.rules import Rules
 from tt_env.jsonio import read_json
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "models" / "checkpoints"
@@ -124,6 +127,17 @@ def _first_agent_problem(spec: str, meta: dict[str, Any], checkpoint: str) -> st
     return None
 
 
+def _scoring_problem(rules: dict[str, Any], meta: dict[str, Any]) -> str | None:
+    """Why a report's ``rules`` score otherwise than the checkpoint learned (``--allow-rule-mismatch``):
+    such results are not the agent's own."""
+    trained = meta["rules"] if isinstance(meta.get("rules"), dict) else {}
+    for key, default in SCORING_RULES.items():
+        if rules.get(key, default) != trained.get(key, default):
+            return (f"it was played with {key}={rules.get(key, default)!r}, but the checkpoint learned "
+                    f"{key}={trained.get(key, default)!r}: its results there are not the agent's own")
+    return None
+
+
 def summaries(report: Any, source: str, meta: dict[str, Any] | None = None, checkpoint: str = "") -> list[dict]:
     """One result per opponent seat of an evaluation ``report`` whose first agent is the one shipped.
 
@@ -136,9 +150,11 @@ def summaries(report: Any, source: str, meta: dict[str, Any] | None = None, chec
         if report["rules"]["num_players"] != meta["num_players"]:
             raise ShipError(f"{source} is a {report['rules']['num_players']}-player evaluation, but {checkpoint} "
                             f"plays {meta['num_players']} players")
-        problem = _first_agent_problem(first["spec"], meta, checkpoint)
+        problem = _first_agent_problem(first["spec"], meta, checkpoint) or _scoring_problem(report["rules"], meta)
         if problem:
             raise ShipError(f"{source}: {problem}")
+    standard = Rules(num_players=report["rules"]["num_players"]).to_dict()
+    variant = {} if report["rules"] == standard else {"rules": report["rules"]}  # rounds, decks, ... named
     agents = {a["name"]: a for a in report["agents"]}
     out = []
     for pair in report["pairwise"]:
@@ -147,7 +163,7 @@ def summaries(report: Any, source: str, meta: dict[str, Any] | None = None, chec
         out.append({"opponent": agents[pair["b"]]["spec"], "players": report["rules"]["num_players"],
                     "games": report["games"], "games_played": report["games_played"], "seed": report["seed"],
                     "score_diff": pair["mean_score_diff"], "ci95": pair["ci95"], "win_rate": first["win_rate"],
-                    "win_rate_ci95": first["win_rate_ci95"]})
+                    "win_rate_ci95": first["win_rate_ci95"], **variant})
     if not out:
         raise ShipError(f"{source}: no pair has the first agent {first['name']!r} against another")
     return out
@@ -162,7 +178,7 @@ def ship(source: str, name: str, evaluations: Sequence[str], wall_time: str, out
     """
     out_dir = Path(out_dir)
     target, sidecar, curve_target = shipped_files(out_dir, name)
-    if not overwrite and any(os.path.lexists(p) for p in (target, sidecar)):
+    if not overwrite and any(os.path.lexists(p) for p in (target, sidecar, curve_target)):
         raise ShipError(f"an agent is already shipped as {name!r} ({target}): give --overwrite to replace it, "
                         f"or ship this one under a new version")
     if not isinstance(wall_time, str) or not wall_time.strip() or len(wall_time) > MAX_WALL_TIME \
@@ -193,14 +209,24 @@ def ship(source: str, name: str, evaluations: Sequence[str], wall_time: str, out
                     training_steps=meta["training_steps"],
                     evaluation={"format": SUMMARY_FORMAT, "agent": f"{name} (argmax)", "results": results},
                     extra=extra)
-    curve = Path(source).resolve().parent.parent / "learning_curve.png"
-    if curve.is_file():
+    curve = source_curve(Path(source))
+    if curve is not None and curve != curve_target.resolve():
         tmp = curve_target.with_name(curve_target.name + ".tmp")
         shutil.copyfile(curve, tmp)
         os.replace(tmp, curve_target)
-    elif os.path.lexists(curve_target):
+    elif curve is None and os.path.lexists(curve_target):
         curve_target.unlink()  # the replaced agent's curve is not this one's
     return target
+
+
+def source_curve(source: Path) -> Path | None:
+    """The learning curve of checkpoint ``source``: its run's (``<run>/checkpoints/x.pt`` ->
+    ``<run>/learning_curve.png``) or, for a shipped agent, its own (``<name>.learning_curve.png``)."""
+    source = source.resolve()
+    for curve in (source.parent.parent / "learning_curve.png", source.with_suffix(".learning_curve.png")):
+        if curve.is_file():
+            return curve
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> Path:
