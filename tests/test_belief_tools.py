@@ -8,6 +8,7 @@ evaluation scores the model against uniform worlds); bad input is one line, exit
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -105,6 +106,16 @@ def test_the_search_study_compares_estimates_with_the_oracle(tmp_path, capsys):
     assert agent["positions"] == 4 and agent["deviations"] == 0  # z=100: it never leaves expert-v0
     assert len(agent["pairs"]["estimate"]) == len(agent["pairs"]["oracle"]) == agent["estimates"] > 0
     assert json.loads((tmp_path / "s.json").read_text())["agent"]["estimates"] == agent["estimates"]
+    # one position: no interval (null, said in words), not a false 0 or numpy's nan warnings; --json
+    # into a folder not made yet is made, not a traceback after the study
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        one = search_study.main(["--data", str(data), "--agent", "expert-v0", "--positions", "1",
+                                 "--json", str(tmp_path / "new" / "one.json")])
+    assert one["agent"]["se"] is None and one["oracle"]["se"] is None and one["oracle"]["per_game_se"] is None
+    assert capsys.readouterr().out.count("(no interval: one value)") == 3
+    assert json.loads((tmp_path / "new" / "one.json").read_text())["oracle"]["per_game_se"] is None
 
 
 def test_bad_input_is_one_line(data_file, belief_file, tmp_path, capsys):
@@ -123,6 +134,9 @@ def test_bad_input_is_one_line(data_file, belief_file, tmp_path, capsys):
     _refused(capsys, belief_eval.main, ["--data", str(data_file), "--belief", "belief-9p-v0"], "--belief belief-9p-v0")
     _refused(capsys, belief_eval.main, ["--players", "3", "--data", str(data_file)], "no file holds 3-player games")
     _refused(capsys, search_study.main, ["--data", str(data_file)], "not a file of python -m training.oracle_data")
+    for bad in ("-5", "0", "nan"):  # a negative scale flipped the gains' sign; 0 was read as "measure it"
+        _refused(capsys, search_study.main, ["--data", str(data_file), "--decisions-per-game", bad],
+                 f"--decisions-per-game: {bad} is not allowed: use a number > 0")
     kept = tmp_path / "kept.json"
     kept.write_text("{}")
     _refused(capsys, search_study.main, ["--data", str(data_file), "--json", str(kept)],

@@ -34,6 +34,10 @@ def test_numpy_integers_and_finite_floats_pass_through():
         dumps({"x": object()})
 
 
+def test_write_json_makes_its_folder(tmp_path):
+    assert json.loads(write_json(tmp_path / "a" / "b" / "x.json", {"a": 1}).read_text()) == {"a": 1}
+
+
 def test_write_json_refuses_what_is_not_a_regular_file(tmp_path):
     with pytest.raises(ValueError, match="not a regular file"):
         write_json(tmp_path, {"a": 1})

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tt_env.agents import make_agent
-from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, seed_arg
+from tt_env.cli_checks import CommandParser, int_at_least, output_file_problem, positive_float, seed_arg
 from tt_env.jsonio import write_json
 from tt_env.engine.rules import Rules
 
@@ -79,7 +79,7 @@ def study(agent, arrays: dict[str, np.ndarray], positions: np.ndarray, seed: int
             "correlation": corr, "above": above,
             "positions": int(len(positions)), "deviations": deviations, "unvalued": unvalued,
             "mean_gain": float(g.mean()) if g.size else 0.0,
-            "se": float(g.std(ddof=1) / math.sqrt(g.size)) if g.size > 1 else 0.0,
+            "se": standard_error(g),
             "good_deviations": int((g > 0).sum()), "bad_deviations": int((g < 0).sum()),
             "ms_per_decision": 1000 * seconds / max(1, len(positions))}
 
@@ -89,8 +89,17 @@ def oracle_ceiling(arrays: dict[str, np.ndarray], positions: np.ndarray) -> dict
     valid = arrays["cands"][positions] >= 0
     best = np.where(valid, q, -np.inf).max(axis=1)
     g = best - q[:, 0]
-    return {"mean_gain": float(g.mean()), "se": float(g.std(ddof=1) / math.sqrt(g.size)),
-            "deviations": int((g > 0).sum())}
+    return {"mean_gain": float(g.mean()), "se": standard_error(g), "deviations": int((g > 0).sum())}
+
+
+def standard_error(gains: np.ndarray) -> float | None:
+    """The mean's standard error; None from fewer than two values (none can be told, not 0)."""
+    return float(gains.std(ddof=1) / math.sqrt(gains.size)) if gains.size > 1 else None
+
+
+def plus_minus(value: float, se: float | None, digits: int) -> str:
+    """``+1.23 +- 0.45``, or ``+1.23 (no interval: one value)``."""
+    return f"{value:+.{digits}f} " + ("(no interval: one value)" if se is None else f"+- {se:.{digits}f}")
 
 
 def load_study_data(path: str) -> tuple[dict[str, np.ndarray], dict]:
@@ -112,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="an agent option (JSON value), repeatable: --option worlds=32")
     parser.add_argument("--positions", type=int_at_least(1), default=1000, help="positions studied (sampled)")
-    parser.add_argument("--decisions-per-game", type=float, default=None,
+    parser.add_argument("--decisions-per-game", type=positive_float(), default=None,
                         help="decisions of one player in a game, to scale the gain to points a game (default: "
                              "measured from the data's games)")
     parser.add_argument("--seed", type=seed_arg, default=0)
@@ -148,17 +157,17 @@ def main(argv: Sequence[str] | None = None) -> dict:
     per_game = args.decisions_per_game or total / meta["keep"] / meta["games"] / rules.num_players
     for r in (result, ceiling):
         r["per_game"] = r["mean_gain"] * per_game
-        r["per_game_se"] = r["se"] * per_game
+        r["per_game_se"] = None if r["se"] is None else r["se"] * per_game
     print(f"{args.agent} {options}: {result['deviations']} deviations in {result['positions']} positions "
           f"({result['good_deviations']} good, {result['bad_deviations']} bad, {result['unvalued']} unvalued); "
-          f"gain {result['mean_gain']:+.4f} +- {result['se']:.4f} points a decision = {result['per_game']:+.2f} +- "
-          f"{result['per_game_se']:.2f} a game ({per_game:.0f} searched decisions a game); "
-          f"{result['ms_per_decision']:.1f} ms a decision")
+          f"gain {plus_minus(result['mean_gain'], result['se'], 4)} points a decision = "
+          f"{plus_minus(result['per_game'], result['per_game_se'], 2)} a game ({per_game:.0f} searched decisions a "
+          f"game); {result['ms_per_decision']:.1f} ms a decision")
     above = "; ".join(f"> {t}: {v['pairs']} pairs, {v['oracle_mean']:+.2f}" if v["oracle_mean"] is not None
                       else f"> {t}: none" for t, v in result["above"].items())
     print(f"search estimates of a challenger's advantage vs its oracle value: {result['estimates']} pairs, "
           f"correlation {result['correlation']:.3f}; the oracle's mean advantage where the estimate is {above}")
-    print(f"oracle ceiling (sees the hands): {ceiling['per_game']:+.2f} +- {ceiling['per_game_se']:.2f} a game")
+    print(f"oracle ceiling (sees the hands): {plus_minus(ceiling['per_game'], ceiling['per_game_se'], 2)} a game")
     if args.json:
         write_json(args.json, {"args": vars(args), "agent": result, "oracle": ceiling})
     return {"agent": result, "oracle": ceiling}

@@ -134,7 +134,7 @@ def replaced_atomically(path: str | os.PathLike) -> Iterator[Path]:
 
 
 def write_json(path: str | os.PathLike, value: Any, *, indent: int | None = 2) -> Path:
-    """Write ``value`` as strict JSON to ``path`` atomically; returns the path.
+    """Write ``value`` as strict JSON to ``path`` atomically, making its folder; returns the path.
 
     Refuses a ``path`` that exists but is not a regular file (a folder, ``/dev/null``): the
     atomic rename would replace it.
@@ -142,6 +142,7 @@ def write_json(path: str | os.PathLike, value: Any, *, indent: int | None = 2) -
     path = Path(path)
     if path.exists() and not path.is_file():
         raise ValueError(f"cannot write JSON to {str(path)!r}: it exists and is not a regular file")
+    path.parent.mkdir(parents=True, exist_ok=True)  # (the commands check the path can be made first)
     with replaced_atomically(path) as tmp:
         tmp.write_text(dumps(value, indent=indent) + "\n", encoding="utf-8")
     return path
