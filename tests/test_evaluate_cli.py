@@ -127,6 +127,22 @@ def test_a_report_that_a_saved_game_would_replace_is_refused(tmp_path, capsys, n
     assert not ev.is_record_of_run(str(games / "seed0-deal00001-rot0.json"), str(games), 2, 1, 0)
 
 
+def test_a_report_never_replaces_an_earlier_runs_record_even_with_overwrite(tmp_path, capsys, no_games):
+    """With ``--append-games`` the folder keeps earlier runs' records; ``--json`` naming one of them
+    (another seed's, so not this run's) replaced it with the report under ``--overwrite``."""
+    games = tmp_path / "games"
+    games.mkdir()
+    record = games / "seed0-deal00000-rot0.json"
+    record.write_text('{"a record": true}')
+    line = _refused(FAST + ["--save-games", str(games), "--append-games", "--json", str(record), "--overwrite"],
+                    capsys)
+    assert line.endswith(f"--json {record}: it is a game record that --save-games {games} keeps (of an earlier "
+                         f"run): give another file name; --overwrite never replaces a record")
+    assert record.read_text() == '{"a record": true}'
+    assert not ev.is_kept_record(str(games / "report.json"), str(games))
+    assert not ev.is_kept_record(str(games / "seed0-deal00000-rot1.json"), str(games))  # no such file
+
+
 def test_save_games_refuses_a_folder_with_records_unless_appending(tmp_path, capsys):
     games = tmp_path / "games"
     ev.main(FAST + ["--games", "2", "--save-games", str(games)])

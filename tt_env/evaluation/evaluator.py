@@ -275,6 +275,14 @@ def is_record_of_run(path: str, directory: str, num_agents: int, games: int, see
     return deal < games and rotation < num_agents and target.name == record_name(seed, deal, rotation)
 
 
+def is_kept_record(path: str, directory: str) -> bool:
+    """Whether ``path`` is a game record already in ``--save-games directory`` (any run's: with
+    ``--append-games`` the folder keeps earlier runs' records, which no report may replace)."""
+    target = Path(os.path.abspath(path))
+    return (target.parent == Path(os.path.abspath(directory)) and target.is_file()
+            and re.fullmatch(r"seed\d+-deal\d{5,}-rot\d+\.json", target.name) is not None)
+
+
 def save_games_problem(directory: str, num_agents: int, games: int, seed: int, append: bool) -> str | None:
     """Why ``--save-games directory`` would fail or overwrite records (``None`` when it is fine)."""
     problem = output_dir_problem(directory)
@@ -313,6 +321,9 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         if args.json and is_record_of_run(args.json, args.save_games, len(args.agents), args.games, args.seed):
             parser.error(f"--json {args.json}: --save-games {args.save_games} writes a game record of that name: "
                          f"give another file name")  # (--plot's names never end in .json)
+        if args.json and is_kept_record(args.json, args.save_games):
+            parser.error(f"--json {args.json}: it is a game record that --save-games {args.save_games} keeps (of an "
+                         f"earlier run): give another file name; --overwrite never replaces a record")
     elif args.append_games:
         parser.error(f"{APPEND_FLAG} goes with --save-games DIR")
     try:  # the table needs rich and --plot matplotlib: refuse now, not after the games
