@@ -276,6 +276,9 @@ def has_checkpoint_sidecar(path: str | os.PathLike) -> bool:
 def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
     """The sidecar of checkpoint ``path``, checked for format, required keys and bounded sizes."""
     path = Path(path)
+    if path.suffix == ".json":  # its own sidecar: the weights' check would call it corrupt
+        raise CheckpointError(f"checkpoint {str(path)!r} is a sidecar (the JSON beside the weights): give the "
+                              f"weights file, {str(path.with_suffix('.pt'))!r}")
     if not path.exists() and not (_pending(path).exists() and sidecar_path(path).exists()):
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
     meta = _read_sidecar(path)

@@ -386,3 +386,11 @@ def test_weights_that_are_not_a_state_dict_of_tensors_are_refused_before_loading
     with pytest.raises(ValueError, match=f"cannot load checkpoint '{path}'.*{message}") as info:
         make_agent(str(path), Rules())
     assert "\n" not in str(info.value)
+
+
+def test_a_sidecar_given_as_the_checkpoint_is_named_as_one(tmp_path):
+    """Its own sidecar, read as the weights, failed the sha256 check as "corrupt or truncated"."""
+    _, path = save(tmp_path)
+    with pytest.raises(CheckpointError, match=r"is a sidecar \(the JSON beside the weights\): give the weights file, "
+                                              r"'.*\.pt'$"):
+        load_checkpoint(path.with_suffix(".json"))
