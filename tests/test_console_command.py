@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -139,3 +141,13 @@ def test_the_play_help_lists_every_agent_of_the_registry(capsys, monkeypatch):
     text = " ".join(re.sub(r"-\n\s*", "-", out).split())  # argparse may wrap a name at a hyphen
     assert "new-v7" in agent_names() and all(name in text for name in agent_names())
     assert {"ppo-2p-v1", "ppo-3p-v0", "ppo-4p-v0", "ismcts-v0"} <= set(agent_names())
+
+
+def test_a_reader_that_closes_the_pipe_early_gets_no_traceback():
+    """``three-thirteen train --help | head -0``: the help's flush met a closed pipe, a traceback."""
+    code = "import sys; from tt_env.cli import main; sys.exit(main(['train', '--help']))"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before the help is written
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait() == 141 and "Traceback" not in err and "BrokenPipeError" not in err, err

@@ -16,6 +16,7 @@ is installed.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -125,8 +126,15 @@ def _dispatch(prog: str, commands: dict[str, Command], argv: list[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The console command; returns the exit status (``SystemExit`` from a command passes through)."""
-    return _dispatch(PROG, COMMANDS, list(sys.argv[1:] if argv is None else argv))
+    """The console command; returns the exit status (``SystemExit`` from a command passes through).
+
+    A reader that closes the pipe early (``three-thirteen --help | head -3``) ends it quietly, with
+    the shell's status for SIGPIPE (141), as the Python documentation advises: no traceback."""
+    try:
+        return _dispatch(PROG, COMMANDS, list(sys.argv[1:] if argv is None else argv))
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush goes nowhere
+        return 141
 
 
 if __name__ == "__main__":
