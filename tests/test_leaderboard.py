@@ -104,3 +104,13 @@ def test_an_existing_json_is_kept_without_overwrite(tmp_path, capsys, monkeypatc
     assert out.read_text() == '{"rows": "kept"}'
     rows = leaderboard.main([*argv, "--overwrite"])
     assert len(rows) == 2 and json.loads(out.read_text())["rows"] == json.loads(json.dumps(rows))
+
+
+def test_the_workers_note_goes_to_stderr_as_evaluate_s_does(monkeypatch, capsys):
+    """stdout holds the table (and may be piped); the note about more workers than cores is stderr's."""
+    from tt_env import cli_checks
+
+    monkeypatch.setattr(cli_checks, "available_cpus", lambda: 1)
+    leaderboard.main(["--agents", "random-v0", "--players", "2", "--deals", "2", "--workers", "2"])
+    out, err = capsys.readouterr()
+    assert "is more than the 1 CPU core(s) here" in err and "CPU core" not in out

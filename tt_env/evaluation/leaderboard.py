@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from collections.abc import Sequence
 
@@ -153,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
                      f"--players {' '.join(map(str, args.players))} (or is the reference {REFERENCE})")
     note = workers_note(args.workers)
     if note:
-        print(note)
+        print(note, file=sys.stderr)  # (as evaluate: stdout holds the table)
     rows: list[dict] = []
     for n, a in cells:
         row = versus_reference(a, n, deals_for.get(a, args.deals), args.seed, args.workers)
