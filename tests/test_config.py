@@ -134,6 +134,27 @@ def test_malformed_yaml_names_the_line(tmp_path):
         load_config(SelfPlayConfig, bad)
 
 
+@pytest.mark.parametrize("text, key, line", [
+    ("total_steps: 1000\nlearning_rate: 1.0e-3\ntotal_steps: 5\n", "total_steps", 3),
+    ("rules:\n  rounds: [1]\n  rounds: [2]\n", "rounds", 3),
+])
+def test_a_key_given_twice_is_refused_not_the_last_one_kept(tmp_path, text, key, line):
+    """PyYAML kept the last of two equal keys without a word: total_steps 5, not 1000."""
+    path = tmp_path / "twice.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=rf"is not valid YAML: found the key '{key}' twice in one mapping "
+                                          rf"\(line {line}, column \d+\)$"):
+        load_config(SelfPlayConfig, path)
+    with pytest.raises(ConfigError, match="found the key 'rounds' twice"):
+        load_config(SelfPlayConfig, None, ["rules={rounds: [1], rounds: [2]}"])
+
+
+def test_yaml_merge_keys_may_still_be_overridden(tmp_path):
+    path = tmp_path / "merge.yaml"
+    path.write_text("rules:\n  <<: {rounds: [1, 2], aces: low}\n  rounds: [3]\n")
+    assert load_config(SelfPlayConfig, path).rules == {"rounds": [3], "aces": "low"}
+
+
 def _cli_errors():
     from training import main_job, selfplay, train_sb3
 

@@ -132,8 +132,14 @@ def test_a_finished_run_can_be_trained_longer(tmp_path, capsys):
     selfplay.train(cfg)
     assert json.loads((tmp_path / "ext" / "checkpoints" / "final.json").read_text())["training_steps"] == 512
     capsys.readouterr()
+    saved_config = (tmp_path / "ext" / "config.yaml").read_text()
     selfplay.train(cfg, resume=True)
     assert "nothing to do" in capsys.readouterr().out
+    selfplay.train(config(tmp_path, "ext", "total_steps=512", "save_every=128"), resume=True)  # config.yaml kept
+    assert "nothing to do" in capsys.readouterr().out
+    assert (tmp_path / "ext" / "config.yaml").read_text() == saved_config
+    with pytest.raises(ConfigError, match=r"--resume cannot change rollout_steps: the run has rollout_steps=128"):
+        selfplay.train(config(tmp_path, "ext", "total_steps=1024", "rollout_steps=64"), resume=True)
     run = selfplay.train(config(tmp_path, "ext", "total_steps=1024"), resume=True)
     meta = json.loads((run.checkpoints / "final.json").read_text())
     assert meta["training_steps"] == 1024

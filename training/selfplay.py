@@ -40,8 +40,9 @@ from tt_env.observation import OBS_VERSION
 
 # ======================================================================== run
 TRAINER = "training/selfplay.py"
-SELFPLAY_FROZEN = FROZEN + ("num_envs", "opponents")
-"""Keys a resumed self-play run keeps: :data:`training.common.resume.FROZEN`, and what its tables were built from."""
+SELFPLAY_FROZEN = FROZEN + ("num_envs", "opponents", "rollout_steps")
+"""Keys a resumed self-play run keeps: :data:`training.common.resume.FROZEN`, what its tables were built from, and
+its update size (its progress and learning-rate schedule count updates)."""
 STATE_KEYS = {"update": is_count, "play": is_dict}
 """The resume state's own keys (besides ``training.common.resume.COMMON_KEYS``), checked before it is used."""
 TENSOR_KEYS = ("optimizer", "torch_rng", "update_rng", "pool")

@@ -225,11 +225,11 @@ def _train(cfg: SB3Config, run: RunDir, *, resume: bool, overwrite: bool, comman
             else:
                 run.create(overwrite)
                 callback.save(callback.capture())
-            dump_config(cfg, run.path / "config.yaml")
             if step >= cfg.total_steps and evals.last == step:
                 print(f"{run.path}: already trained to total_steps={cfg.total_steps} ({step} steps); nothing to do "
                       f"(--set total_steps=N with a larger N trains it longer)")
-                return run
+                return run  # (its config.yaml still says what it was trained with)
+            dump_config(cfg, run.path / "config.yaml")
             start = time.perf_counter()
             if model.num_timesteps < cfg.total_steps:
                 model.learn(total_timesteps=cfg.total_steps - (model.num_timesteps if resume else 0),

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import yaml
 
 from training.common.config_files import resolve_config
+from training.common.yaml_load import safe_load_unique
 from training.common.value_checks import (INT_LIMITS, MAX_ROLLOUT, ConfigError, check_agents_fit, check_network_size,
                                           check_value_size, short)
 from training.common.value_checks import check as _check
@@ -356,12 +357,12 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], cls: type | None
     return out
 
 
-def _yaml_value(text: str, what: str) -> Any:
-    """``yaml.safe_load(text)``, with every failure (also nesting too deep for the parser) as one ``ConfigError``."""
+def _yaml_value(text: str, what: str, problem: str = "{what} is not valid YAML ({problem})") -> Any:
+    """``yaml.safe_load(text)`` (a repeated key refused), every failure (also nesting too deep) one ``ConfigError``."""
     try:
-        return yaml.safe_load(text)
+        return safe_load_unique(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{what} is not valid YAML ({_yaml_problem(exc)})") from None
+        raise ConfigError(problem.format(what=what, problem=_yaml_problem(exc))) from None
     except RecursionError:
         raise ConfigError(f"{what} is nested too deeply") from None
 
@@ -385,12 +386,7 @@ def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | No
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"config file {str(path)!r} cannot be read: {exc}") from None
-        try:
-            loaded = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"config file {str(path)!r} is not valid YAML: {_yaml_problem(exc)}") from None
-        except RecursionError:
-            raise ConfigError(f"config file {str(path)!r} is nested too deeply") from None
+        loaded = _yaml_value(text, f"config file {str(path)!r}", "{what} is not valid YAML: {problem}")
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"config file {str(path)!r} must hold a mapping of keys to values")
         data = loaded or {}

@@ -64,7 +64,6 @@ def run_updates(cfg: Any, run: RunDir, net: PolicyValueNet, progress: Progress, 
         run.acquire_for_resume()
     else:
         run.create(overwrite)
-    dump_config(cfg, run.path / "config.yaml")
     writer = purging_writer(run.tb, progress.step + 1) if resume else SummaryWriter(str(run.tb))
     next_save, saved_at = progress.step + (cfg.save_every or math.inf), None
 
@@ -83,7 +82,8 @@ def run_updates(cfg: Any, run: RunDir, net: PolicyValueNet, progress: Progress, 
         print(f"{run.path}: already trained to total_steps={cfg.total_steps} ({progress.step} steps); nothing to do "
               f"(--set total_steps=N with a larger N trains it longer)")
         writer.close()
-        return run
+        return run  # (its config.yaml still says what it was trained with)
+    dump_config(cfg, run.path / "config.yaml")
 
     bar = progress_bar(cfg, progress.step)
     log = bar.write if bar is not None else print
