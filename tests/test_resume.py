@@ -259,6 +259,17 @@ def test_a_missing_init_checkpoint_stops_a_new_run_but_not_a_resumed_one(tmp_pat
     assert read_metadata(run.checkpoints / "final.pt")["training_steps"] >= 256
 
 
+def test_an_init_checkpoint_that_learned_other_scoring_is_refused(tmp_path):
+    """Its sidecar's ``aces`` went unchecked: a network of one scoring trained on another's games."""
+    selfplay.train(config(tmp_path, "high", "total_steps=128", "eval_every=0", "rules.aces=high_or_low"))
+    start = tmp_path / "high" / "checkpoints" / "final.pt"
+    with pytest.raises(ConfigError, match=r"^init_checkpoint='.*final.pt': .*trained with aces='high_or_low', but the "
+                                          r"game has aces='low'"):
+        selfplay.train(config(tmp_path, "low", "total_steps=128", f"init_checkpoint={start}"))
+    assert not (tmp_path / "low").exists()
+    selfplay.build_net(config(tmp_path, "also-high", "rules.aces=high_or_low", f"init_checkpoint={start}"))
+
+
 def test_init_checkpoint_starts_from_its_weights(tmp_path):
     selfplay.train(config(tmp_path, "a", "total_steps=128", "eval_every=0"))
     start = tmp_path / "a" / "checkpoints" / "final.pt"

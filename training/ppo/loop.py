@@ -29,7 +29,8 @@ def build_net(cfg: Any, *, init: bool = True) -> PolicyValueNet:
     net = build_network(cfg.network, **kwargs)
     if init and cfg.init_checkpoint:
         try:  # a new run only (a resumed run's weights are its own): before its folder is touched
-            start, meta = load_checkpoint(cfg.init_checkpoint, num_players=cfg.num_players, obs_version=OBS_VERSION)
+            start, meta = load_checkpoint(cfg.init_checkpoint, num_players=cfg.num_players, obs_version=OBS_VERSION,
+                                          rules=cfg.train_rules())  # (its scoring: refused if it learned another)
         except CheckpointError as exc:
             raise ConfigError(f"init_checkpoint={cfg.init_checkpoint!r}: {exc}") from None
         try:
