@@ -463,3 +463,23 @@ def test_network_options_the_rules_set_and_a_checkpoint_that_is_no_file_are_refu
         with pytest.raises(ConfigError, match=message):
             load_config(cls, None, overrides)
         assert load_config(cls, None, ["rules.decks=2", "network_kwargs.decks=3"]).network_kwargs["decks"] == 3
+
+
+def test_a_checkpoint_path_is_an_agent_wherever_a_name_is():
+    """docs/training.md: "a checkpoint path works wherever an agent name does"; the configs said
+    "use registered agents" to a path."""
+    from models.shipped import CHECKPOINT_DIR
+
+    path = str(CHECKPOINT_DIR / "ppo-2p-v0.pt")
+    assert load_config(SelfPlayConfig, None, [f"opponents=[{path}]", f"eval_opponents=[{path}]"]).opponents == [path]
+    assert load_config(SB3Config, None, [f"opponents=[{path}]"]).opponents == [path]
+    with pytest.raises(ConfigError, match=r"opponents='nobody-v0' is not allowed: use registered agents \[.*\] or "
+                                          r"checkpoint paths \(\.pt\)$"):
+        load_config(SelfPlayConfig, None, ["opponents=[nobody-v0]"])
+
+
+@pytest.mark.parametrize("cls", [SelfPlayConfig, SB3Config])
+def test_a_training_opponent_that_cannot_play_the_game_is_refused_before_the_run(cls):
+    """SB3's subprocess workers died with a 67-line traceback on a 2-player network at 3 players."""
+    with pytest.raises(ConfigError, match=r"^opponents: 'ppo-2p-v1' cannot play this run's games \(.*player count"):
+        load_config(cls, None, ["num_players=3", "opponents=[ppo-2p-v1]", "eval_opponents=[greedy-v0]"])

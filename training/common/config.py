@@ -25,8 +25,8 @@ import yaml
 
 from training.common.config_files import resolve_config
 from training.common.yaml_load import safe_load_unique
-from training.common.value_checks import (INT_LIMITS, MAX_ROLLOUT, ConfigError, check_agents_fit, check_network_size,
-                                          check_value_size, short)
+from training.common.value_checks import (INT_LIMITS, MAX_ROLLOUT, ConfigError, check_agent_names, check_agents_fit,
+                                          check_network_size, check_value_size, short)
 from training.common.value_checks import check as _check
 from tt_env.cli_checks import CommandParser
 from tt_env.engine.rules import Rules
@@ -125,13 +125,9 @@ class BaseConfig(RunConfig):
                   and (value > low if low is not None else value >= 0) and (high is None or value <= high))
             _check(ok, key, value, f"a finite float {text}")
         self.check_rules()
-        from tt_env.agents import list_agents
-
-        known = list_agents()
         _check(isinstance(self.eval_opponents, list) and self.eval_opponents, "eval_opponents",
-               self.eval_opponents, f"a non-empty list of registered agents {known}")
-        for name in self.eval_opponents:
-            _check(isinstance(name, str) and name in known, "eval_opponents", name, f"registered agents {known}")
+               self.eval_opponents, "a non-empty list of agents (names or checkpoint paths)")
+        check_agent_names("eval_opponents", self.eval_opponents)
         check_agents_fit("eval_opponents", self.eval_opponents, self.eval_rules())  # not at the first evaluation
 
     def eval_rules(self) -> Rules:
@@ -223,11 +219,8 @@ class SelfPlayConfig(PPOBaseConfig):
                f"at least num_minibatches ({self.num_minibatches})")
         _check(self.selfplay_prob == 1 or self.opponents, "opponents", self.opponents,
                "a non-empty list of agent names (or selfplay_prob: 1)")
-        from tt_env.agents import list_agents
-
-        known = list_agents()
-        for name in self.opponents:
-            _check(name in known, "opponents", name, f"registered agents {known}")
+        check_agent_names("opponents", self.opponents)
+        check_agents_fit("opponents", self.opponents, self.train_rules())
 
 
 @dataclass
@@ -262,13 +255,12 @@ class SB3Config(BaseConfig):
                                                for h in self.hidden_sizes),
                "hidden_sizes", self.hidden_sizes, "a non-empty list of positive ints")
         check_network_size("mlp", {"num_players": self.num_players, "hidden_sizes": self.hidden_sizes}, "hidden_sizes")
-        from tt_env.agents import list_agents
         from tt_env.agents.registry import is_checkpoint_spec  # network agents have a batched version
 
-        known = list_agents()
         _check(bool(self.opponents), "opponents", self.opponents, "a non-empty list of agent names")
+        check_agent_names("opponents", self.opponents)
+        check_agents_fit("opponents", self.opponents, self.train_rules())  # a worker process's traceback, else
         for name in self.opponents:
-            _check(name in known, "opponents", name, f"registered agents {known}")
             if self.vec_env == "batched":
                 _check(name in ("greedy-v0", "random-v0") or is_checkpoint_spec(name), "opponents", name,
                        "with vec_env: batched, agents with a batched version: greedy-v0, random-v0 or network "

@@ -134,6 +134,18 @@ def agent_fit_problem(spec: str, rules: Rules) -> str | None:
     return None
 
 
+def check_agent_names(key: str, names: Sequence[Any]) -> None:
+    """Refuse the first of ``names`` that is neither a registered agent nor a checkpoint path, naming
+    the registered ones (a checkpoint path works wherever an agent name does)."""
+    from tt_env.agents import list_agents
+    from tt_env.agents.registry import is_checkpoint_spec
+
+    known = list_agents()
+    for name in names:
+        check(isinstance(name, str) and (name in known or is_checkpoint_spec(name)), key, name,
+              f"registered agents {known} or checkpoint paths (.pt)")
+
+
 def check_agents_fit(key: str, names: Sequence[str], rules: Rules) -> None:
     """Refuse the first agent of ``names`` that cannot play games of ``rules`` (:func:`agent_fit_problem`),
     before a run trains: an evaluation opponent that does not fit would stop it at its first evaluation."""
