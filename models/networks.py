@@ -426,7 +426,7 @@ def build_network(name: str, **kwargs: Any) -> PolicyValueNet:
         raise ValueError(f"unknown network {name!r}: use one of {sorted(NETWORKS)}")
     cls = NETWORKS[key]
     allowed = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
-    unknown = sorted(set(kwargs) - set(allowed))
+    unknown = sorted(set(kwargs) - set(allowed), key=repr)
     if unknown:
         raise ValueError(f"unknown option(s) {unknown} for network {key!r}: allowed are {allowed}")
     return cls(**kwargs)

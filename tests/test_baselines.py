@@ -108,6 +108,20 @@ def test_bad_configs_stop_before_anything_runs(tmp_path: Path, capsys: pytest.Ca
     assert not (tmp_path / "b").exists()
 
 
+def test_evaluation_opponents_that_do_not_fit_the_game_stop_before_training(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture) -> None:
+    """A 2-player network among the eval_opponents of a 3-player benchmark trained up to the first evaluation
+    and only then stopped with a CheckpointError traceback; now refused in one line before anything runs."""
+    with pytest.raises(SystemExit) as exit_info:
+        benchmark_cli().main(["--config", str(SMOKE), "--out", str(tmp_path / "b"), "--algos", "ppo", "--set",
+                              "num_players=3", "--set", "eval_opponents=[random-v0, ppo-2p-v1]"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "Traceback" not in err, err[-2000:]
+    line = err.strip().splitlines()[-1]
+    assert "eval_opponents: 'ppo-2p-v1' cannot play this run's games" in line and "3 players" in line
+    assert not (tmp_path / "b").exists()
+
+
 def test_the_benchmark_config_is_valid_and_from_scratch(tmp_path: Path) -> None:
     cfg = load_config(BaselinesConfig, ROOT / "configs" / "baselines.yaml")
     assert cfg.algos == list(ALGOS) and len(cfg.seeds) >= 3 and cfg.num_players == 2

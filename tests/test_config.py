@@ -483,3 +483,25 @@ def test_a_training_opponent_that_cannot_play_the_game_is_refused_before_the_run
     """SB3's subprocess workers died with a 67-line traceback on a 2-player network at 3 players."""
     with pytest.raises(ConfigError, match=r"^opponents: 'ppo-2p-v1' cannot play this run's games \(.*player count"):
         load_config(cls, None, ["num_players=3", "opponents=[ppo-2p-v1]", "eval_opponents=[greedy-v0]"])
+
+
+def test_odd_yaml_is_one_line_not_a_traceback(tmp_path):
+    """Unknown keys of mixed types failed to sort (TypeError); an integer too large for a float
+    overflowed (OverflowError); a nested 5e-1 was a string, "not a fraction"."""
+    from training.ppo.batch_config import BatchPPOConfig
+
+    mixed = tmp_path / "mixed.yaml"
+    mixed.write_text("1: x\nfoo: y\n")
+    with pytest.raises(ConfigError, match=r"unknown config key\(s\) \['foo', 1\]"):
+        load_config(SelfPlayConfig, mixed)
+    with pytest.raises(ConfigError, match=r"unknown rule option\(s\) \['foo', 1\]"):
+        load_config(SelfPlayConfig, None, ["rules={1: x, foo: y}"])
+    huge = "1" + "0" * 400
+    for override in (f"learning_rate={huge}", f"selfplay_prob={huge}", f"rules.max_turns_per_round={huge}",
+                     f"rules={{rounds: [{huge}]}}"):
+        with pytest.raises(ConfigError, match=r"is not allowed: use numbers below 2\*\*63 in size$"):
+            load_config(SelfPlayConfig, None, [override])
+    cfg = load_config(BatchPPOConfig, None, ["opponents={self: 5e-1, greedy-v0: 5e-1}", "learning_rate=1e-3"])
+    assert cfg.opponents == {"self": 0.5, "greedy-v0": 0.5} and cfg.learning_rate == 0.001
+    with pytest.raises(ConfigError, match=r"total_steps=100000.0 has the wrong type: expected int"):
+        load_config(SelfPlayConfig, None, ["total_steps=1e5"])

@@ -81,3 +81,30 @@ def test_an_existing_checkpoint_or_sidecar_is_kept_without_overwrite(tmp_path, c
     assert imitate.main([*argv, "--overwrite"]) == out
     assert out.read_bytes() != b"kept" and json.loads(out.with_suffix(".json").read_text())["extra"]["trainer"] \
         == "training/imitate.py"
+
+
+
+@pytest.mark.parametrize("share,message", [
+    ("0.001", "--data holds 4 position(s): --validation 0.001 would train on 4 and hold out 0;"),
+    ("0.9", "--data holds 4 position(s): --validation 0.9 would train on 0 and hold out 4;"),
+])
+def test_a_split_with_an_empty_side_is_refused_before_training(tmp_path, capsys, monkeypatch, share, message):
+    """A --validation that left no position held out (or none to train on) crashed in fit() with
+    ``RuntimeError: cannot reshape tensor of 0 elements``; now refused in one line, naming both sides."""
+    monkeypatch.setattr(imitate, "fit", lambda *a, **k: pytest.fail("training started"))
+    line = refused(capsys, ["--data", str(oracle(tmp_path / "o.npz")), "--out", str(tmp_path / "x.pt"),
+                            "--validation", share])
+    assert message in line and "give more data or another --validation" in line
+
+
+def test_fit_refuses_an_empty_held_out_set():
+    """fit() itself refuses a split with an empty side instead of failing in a reshape."""
+    from test_eval_batch import positions
+
+    obs, masks = positions(Rules(), 1, seed=1)
+    cands = np.array([np.flatnonzero(m)[:2] for m in masks], dtype=np.int64)
+    data = {"obs": obs, "mask": masks, "cands": cands, "q": np.zeros(cands.shape, np.float32),
+            "meta": {"rules": Rules().to_dict()}}
+    with pytest.raises(ValueError, match="leaves 1 of 1 positions to train on and 0 held out"):
+        imitate.fit(data, net_kwargs={"channels": 4, "hidden": 8}, epochs=1, batch=4, lr=1e-3, temperature=1.0,
+                    validation=0.25, seed=0, log=lambda *_: None)

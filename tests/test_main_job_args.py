@@ -65,6 +65,18 @@ def test_skip_training_needs_the_checkpoint(tmp_path, capsys, no_training):
     assert "final.pt does not exist" in line and "without --skip-training" in line
 
 
+def final_checkpoint(run_dir, **rules):
+    """A small run's ``final.pt`` (with its sidecar) in ``run_dir/main_job``, trained with ``rules``."""
+    from models.checkpoint import save_checkpoint
+    from models.networks import build_network
+    from tt_env.engine.rules import Rules
+    from tt_env.observation import OBS_VERSION
+
+    return save_checkpoint(run_dir / "main_job" / "checkpoints" / "final.pt",
+                           build_network("mlp", num_players=2, hidden_sizes=[8]), obs_version=OBS_VERSION,
+                           rules=Rules(**rules).to_dict(), training_steps=1)
+
+
 @pytest.mark.parametrize("natural", [False, True])
 def test_the_evaluation_plays_the_run_s_scoring_and_the_shipped_agent_where_it_fits(tmp_path, monkeypatch, capsys,
                                                                                   natural):
@@ -78,8 +90,7 @@ def test_the_evaluation_plays_the_run_s_scoring_and_the_shipped_agent_where_it_f
 
     monkeypatch.setattr(main_job, "evaluation_table", table)
     monkeypatch.setattr(main_job, "print_table", lambda rows: None)
-    (tmp_path / "main_job" / "checkpoints").mkdir(parents=True)
-    (tmp_path / "main_job" / "checkpoints" / "final.pt").write_bytes(b"")
+    final_checkpoint(tmp_path, meld_needs_natural=natural)
     main_job.main(["--skip-training", "--workers", "1", "--set", f"run_dir={tmp_path}",
                    "--set", f"rules.meld_needs_natural={str(natural).lower()}"])
     assert seen["rules"].meld_needs_natural is natural and seen["rules"].rounds == tuple(range(1, 12))
@@ -89,3 +100,21 @@ def test_the_evaluation_plays_the_run_s_scoring_and_the_shipped_agent_where_it_f
         assert "ppo-2p-v0 left out of the evaluation: " in err and "meld_needs_natural" in err
     else:
         assert seen["agents"] == ["main_job (new)", "ppo-2p-v0 (shipped)"] and "left out" not in err
+
+
+def test_skip_training_refuses_other_scoring_than_the_run_s(tmp_path, capsys, no_training):
+    """--skip-training with --set rules.aces=high_or_low on a run trained with aces='low' stopped in the
+    evaluation with a ValueError traceback; now one line saying the run was trained with other rules."""
+    final_checkpoint(tmp_path)
+    line = _refused(["--skip-training", "--set", f"run_dir={tmp_path}", "--set", "rules.aces=high_or_low"], capsys)
+    assert "was trained with aces='low', but the game has aces='high_or_low'" in line
+    assert "the run was trained with other rules than this config's" in line and "allow_rule_mismatch" not in line
+
+
+def test_skip_training_with_overwrite_is_refused(tmp_path, capsys, no_training):
+    """--skip-training --overwrite silently ignored --overwrite (nothing is trained); now refused in one line."""
+    final_checkpoint(tmp_path)
+    line = _refused(["--skip-training", "--overwrite", "--set", f"run_dir={tmp_path}"], capsys)
+    assert line.endswith("error: --overwrite is not allowed with --skip-training: nothing is trained, so nothing "
+                         "would be overwritten; give one of them")
+    assert (tmp_path / "main_job" / "checkpoints" / "final.pt").exists()

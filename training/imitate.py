@@ -72,6 +72,11 @@ def oracle_gain(net: PolicyValueNet, x: torch.Tensor, cands: torch.Tensor,
     return float(gain.mean()), float(half), float((choice != 0).float().mean())
 
 
+def validation_split(n: int, validation: float) -> int:
+    """How many of ``n`` positions (the first) are trained on; the last ``n - split`` are held out."""
+    return int(round(n * (1.0 - validation)))
+
+
 def fit(data: dict[str, np.ndarray], *, net_kwargs: dict, epochs: int, batch: int, lr: float, temperature: float,
         validation: float, seed: int, anchor: float = 0.0, log=print, device: str | torch.device = "cpu"
         ) -> tuple[PolicyValueNet, dict]:
@@ -85,6 +90,11 @@ def fit(data: dict[str, np.ndarray], *, net_kwargs: dict, epochs: int, batch: in
     """
     if not 0.0 <= anchor < 1.0:
         raise ValueError(f"anchor={anchor!r} is not allowed: use a share in [0, 1)")
+    n = len(data["obs"])
+    split = validation_split(n, validation)
+    if not 0 < split < n:
+        raise ValueError(f"validation={validation} leaves {split} of {n} positions to train on and {n - split} "
+                         f"held out: each needs at least one")
     device = device if isinstance(device, torch.device) else resolve_device(device)
     torch.manual_seed(seed)
     rules = Rules.from_dict(data["meta"]["rules"])
@@ -98,8 +108,6 @@ def fit(data: dict[str, np.ndarray], *, net_kwargs: dict, epochs: int, batch: in
     valid = cands >= 0
     target = torch.softmax((q / temperature).masked_fill(~valid, -math.inf), dim=1) * (1.0 - anchor)
     target[:, 0] += anchor
-    n = len(x)
-    split = int(round(n * (1.0 - validation)))
     train_idx, val_idx = torch.arange(split), torch.arange(split, n, device=device)
     gen = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(net.parameters(), lr=lr)
@@ -181,6 +189,12 @@ def main(argv: Sequence[str] | None = None) -> Path:
                            "--channels/--blocks/--hidden")
     except (ConfigError, TypeError, ValueError) as exc:
         parser.error(str(exc))
+    n = len(data["obs"])
+    split = validation_split(n, args.validation)
+    if not 0 < split < n:
+        parser.error(f"--data holds {n} position(s): --validation {args.validation} would train on {split} and "
+                     f"hold out {n - split}; give more data or another --validation, so that some are held out "
+                     f"and some are trained on")
     net, report = fit(data, net_kwargs=net_kwargs, epochs=args.epochs, batch=args.batch, lr=args.lr,
                       temperature=args.temperature, validation=args.validation, seed=args.seed,
                       anchor=args.anchor, device=device)

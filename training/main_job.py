@@ -25,7 +25,7 @@ from tt_env.evaluation.evaluator import evaluate
 from training.common.resume import resume_command
 from training.common.run_utils import RunDir, RunFolderError
 from training.common.trainer_cli import train_or_exit
-from training.common.value_checks import agent_fit_problem
+from training.common.value_checks import OVERRIDE_HINT, agent_fit_problem
 from training.selfplay import train
 from tt_env.agents import list_agents
 from tt_env.cli_checks import CommandParser, command_name, int_at_least, output_dir_problem, seed_arg, workers_note
@@ -79,6 +79,25 @@ def shipped_problem(rules: Rules) -> str | None:
     return agent_fit_problem(SHIPPED, rules)
 
 
+def run_checkpoint_problem(checkpoint: Path, rules: Rules) -> str | None:
+    """Why ``--skip-training`` cannot evaluate the run's ``checkpoint`` in games of ``rules`` (read from its
+    sidecar: trained with other scoring, say), or None when it can."""
+    from models.checkpoint import CheckpointError, check_compatible, read_metadata
+    from tt_env.observation import OBS_VERSION, observation_size
+
+    try:
+        meta = read_metadata(checkpoint)
+    except (CheckpointError, OSError) as exc:
+        return f"cannot read the run's checkpoint: {exc}"
+    try:
+        check_compatible(meta, num_players=rules.num_players, obs_version=OBS_VERSION,
+                         obs_size=observation_size(rules.num_players), rules=rules, where=f"checkpoint {checkpoint}")
+    except CheckpointError as exc:
+        return (f"{str(exc).split(OVERRIDE_HINT)[0]}; the run was trained with other rules than this config's; give "
+                f"the config and --set it was trained with (see {checkpoint.parent.parent / 'config.yaml'})")
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = CommandParser(prog="python -m training.main_job", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default=DEFAULT_CONFIG,
@@ -94,6 +113,9 @@ def main(argv: list[str] | None = None) -> None:
     add_run_folder_args(parser)
     add_device_arg(parser)
     args = parser.parse_args(argv)
+    if args.skip_training and args.overwrite:
+        parser.error("--overwrite is not allowed with --skip-training: nothing is trained, so nothing would be "
+                     "overwritten; give one of them")
     device_override(args)
     cfg = parse_config(parser, SelfPlayConfig, args)  # rejected here, before training
     if cfg.num_players != 2:
@@ -122,6 +144,9 @@ def main(argv: list[str] | None = None) -> None:
     except RunFolderError as exc:
         parser.error(str(exc))
     try:
+        problem = run_checkpoint_problem(checkpoint, rules) if args.skip_training else None
+        if problem:  # else the evaluation would stop on it with a traceback
+            parser.error(f"--skip-training: {problem}")
         agents = {f"{cfg.name} (new)": str(checkpoint)}
         problem = shipped_problem(rules)
         if problem is None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from training.common.config import ConfigError
+from training.common.value_checks import check_agents_fit
 
 from . import ALGOS, missing_modules
 from .common import RunContext
@@ -80,6 +81,10 @@ class BaselinesConfig:
         known = list_agents()
         check(bool(self.eval_opponents) and all(o in known for o in self.eval_opponents), "eval_opponents",
               f"a non-empty list of registered agents {known}")
+        from tt_env.engine.rules import Rules
+
+        # the games of training.baselines.runner's evaluation: refused now, not at the first evaluation
+        check_agents_fit("eval_opponents", self.eval_opponents, Rules(num_players=self.num_players))
         unknown = sorted(set(self.hyperparameters) - set(ALGOS))
         if unknown:
             raise ConfigError(f"hyperparameters: unknown algorithm(s) {unknown}: allowed are {list(ALGOS)}")

@@ -296,7 +296,7 @@ def from_dict(cls: type[C], data: dict[str, Any]) -> C:
         raise ConfigError(f"a config must be a mapping of keys to values, got {type(data).__name__}")
     fields = {f.name: f for f in dataclasses.fields(cls)}
     hints = typing.get_type_hints(cls)
-    unknown = sorted(set(data) - set(fields))
+    unknown = sorted(set(data) - set(fields), key=repr)  # (YAML keys may be ints too)
     if unknown:
         listed = sorted(set(fields) - set(getattr(cls, "UNLISTED_KEYS", ())))  # a retired key is tolerated, not offered
         raise ConfigError(f"unknown config key(s) {unknown}: allowed are {listed}")

@@ -29,6 +29,8 @@ def check(ok: Any, key: str, value: Any, allowed: str) -> None:
 MAX_VALUE_ITEMS = 1000
 """Most entries one config value may hold, nested lists and mappings counted (every alias of a YAML
 anchor again, as the value is used): far above any real config, far below what would be slow."""
+MAX_NUMBER = 1 << 63
+"""Integers in a config stay below this in size (int64's range): a larger one overflows a float."""
 MAX_ROLLOUT = 1 << 20
 """Most learner steps one rollout may hold (``rollout_steps``; SB3's ``n_steps * num_envs``): a
 buffer of observations this long takes about 1.2 GB of memory already."""
@@ -40,8 +42,9 @@ large enough for any real run, small enough that a typo cannot ask for all the m
 
 
 def check_value_size(key: str, value: Any) -> None:
-    """Refuse a value of more than :data:`MAX_VALUE_ITEMS` entries in all, counting until the limit only:
-    a few hundred bytes of YAML anchors expand to more entries than memory holds."""
+    """Refuse a value of more than :data:`MAX_VALUE_ITEMS` entries in all, counting until the limit only
+    (a few hundred bytes of YAML anchors expand to more entries than memory holds), or an integer
+    anywhere in it of :data:`MAX_NUMBER` or more in size (no float or tensor holds it)."""
     count, stack = 0, [value]
     while stack:
         item = stack.pop()
@@ -50,6 +53,8 @@ def check_value_size(key: str, value: Any) -> None:
         elif isinstance(item, (list, tuple)):
             children = list(item)
         else:
+            if isinstance(item, int) and not isinstance(item, bool) and abs(item) >= MAX_NUMBER:
+                raise ConfigError(f"{key}={short(value)} is not allowed: use numbers below 2**63 in size")
             continue
         count += len(children)
         if count > MAX_VALUE_ITEMS:
@@ -104,7 +109,7 @@ def check_mlp_size(key: str, what: str, inputs: int, hidden_sizes: Sequence[int]
 
 
 # ---------------------------------------------------------------- agents
-_NO_OPTION = "; pass allow_rule_mismatch"
+OVERRIDE_HINT = "; pass allow_rule_mismatch"
 """Where a checkpoint's rule-mismatch message goes on to an option the trainers do not have."""
 
 
@@ -130,7 +135,7 @@ def agent_fit_problem(spec: str, rules: Rules) -> str | None:
         elif is_checkpoint_spec(spec) or spec in trained_agent_names():
             make_agent(spec, rules)
     except (ValueError, OSError) as exc:
-        return str(exc).split(_NO_OPTION)[0]
+        return str(exc).split(OVERRIDE_HINT)[0]
     return None
 
 

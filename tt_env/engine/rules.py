@@ -146,7 +146,7 @@ class Rules:
     def from_dict(cls, values: Mapping[str, Any]) -> Rules:
         """Rules from a mapping of option names; unknown names are rejected with the allowed ones."""
         allowed = option_names()
-        unknown = sorted(set(values) - set(allowed))
+        unknown = sorted(set(values) - set(allowed), key=repr)  # (YAML keys may be ints too)
         if unknown:
             raise ValueError(f"unknown rule option(s) {unknown}: allowed options are {list(allowed)}")
         return cls(**dict(values))  # __post_init__ makes a list of rounds a tuple
