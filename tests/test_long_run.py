@@ -66,6 +66,23 @@ def test_chunks_resume_and_a_fresh_folder_continues_from_the_store(tmp_path, mon
     assert Path("store/t/curve.png").stat().st_size > 0
 
 
+def test_a_run_started_again_in_the_folder_is_not_joined_to_the_store(tmp_path, monkeypatch, capsys):
+    """A run started again with --overwrite, ahead of the store, had its chunks copied into the
+    store beside the first run's: two runs in one history."""
+    monkeypatch.chdir(tmp_path)
+    assert run("--chunk-steps", "300", "--until", "300") == 0
+    history = json.loads(Path("runs/t/eval.json").read_text())
+    history[0]["results"][0]["score_diff"] += 1.0  # what another run's first evaluation looks like
+    Path("runs/t/eval.json").write_text(json.dumps(history))
+    stored = Path("store/t/eval.json").read_text()
+    with pytest.raises(SystemExit) as exc:
+        run("--until", "600")
+    assert exc.value.code == 2
+    assert (f"holds another run than its store 'store/t': their evaluations differ at step {history[0]['step']}; "
+            f"move the run folder away") in capsys.readouterr().err
+    assert Path("store/t/eval.json").read_text() == stored and len(chunks()) == 1
+
+
 def test_a_run_folder_behind_its_store_is_refused(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert run("--chunk-steps", "300", "--until", "300") == 0

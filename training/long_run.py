@@ -132,11 +132,28 @@ def restore_from_store(lr: LongRun) -> bool:
     if stored and local < stored and lr.run.exists():
         raise RunFolderError(f"run folder {str(lr.run)!r} is at step {local} but its store {str(lr.store)!r} "
                              f"is at step {stored}: move the run folder away to continue from the store")
+    fork = forked_at(lr) if stored else None
+    if fork is not None:  # a run started again in the folder (--overwrite): its chunks would join the store's
+        raise RunFolderError(f"run folder {str(lr.run)!r} holds another run than its store {str(lr.store)!r}: their "
+                             f"evaluations differ at step {fork}; move the run folder away to continue from the "
+                             f"store, or give the new run another name or --store")
     if not stored or lr.run.exists():
         return False
     copy_files(lr.store / "checkpoints", lr.run / "checkpoints", checkpoint_files(lr.stored_latest))
     copy_files(lr.store, lr.run, ["config.yaml"])
     return True
+
+
+def forked_at(lr: LongRun) -> int | str | None:
+    """The step of the first evaluation in which the run folder's history and the store's differ
+    (None where one continues the other, or either has none yet)."""
+    histories = [read_json(path) for path in (lr.store / "eval.json", lr.run / "eval.json") if path.exists()]
+    if len(histories) < 2 or not all(isinstance(h, list) for h in histories):
+        return None
+    for stored, local in zip(*histories, strict=False):
+        if stored != local:
+            return stored.get("step", "?") if isinstance(stored, dict) else "?"
+    return None
 
 
 def next_target(step: int, chunk: int, until: int) -> int:
