@@ -101,6 +101,7 @@ def test_a_run_folder_behind_its_store_is_refused(tmp_path, monkeypatch, capsys)
     (["--chunk-steps", "0"], "--chunk-steps 0 is not allowed"),
     (["--until", "0"], "--until 0 is not allowed"),
     (["--report"], "holds no evaluation yet"),
+    (["--device", "gpu"], "device='gpu' is not allowed: use auto, cpu, cuda or cuda:K"),
 ])
 def test_bad_arguments_are_refused_in_one_line(tmp_path, monkeypatch, capsys, args, message):
     monkeypatch.chdir(tmp_path)

@@ -358,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--until {args.until} is not allowed: use a positive number of learner steps")
     until_set = [] if args.until is None else [f"total_steps={args.until}"]  # the whole run's end
     try:
-        cfg = load_config(config_class(args.trainer), args.config, args.overrides + until_set)
+        device = [] if args.device is None else [f"device={args.device}"]  # checked now, not by the first chunk
+        cfg = load_config(config_class(args.trainer), args.config, args.overrides + until_set + device)
     except ConfigError as exc:  # (a refused total_steps is the --until given)
         parser.error(f"--until {str(exc)[len('total_steps='):]}" if until_set and str(exc).startswith("total_steps=")
                      else str(exc))
