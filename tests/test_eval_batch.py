@@ -324,7 +324,7 @@ def test_one_agent_object_in_two_seats_batches_both(tmp_path):
 @pytest.mark.parametrize("num_deals,workers,batch_size", [(400, 2, 256), (400, 2, 1), (7, 3, 256), (2000, 2, 256),
                                                         (1, 4, 5)])
 def test_worker_blocks_cover_every_deal_once_in_order(num_deals, workers, batch_size):
-    blocks = deal_blocks(num_deals, workers, batch_size, num_agents=2)
+    blocks = deal_blocks(num_deals, workers, batch_size, games_per_deal=2)
     assert [d for b in blocks for d in b] == list(range(num_deals))
     assert len(blocks) >= min(num_deals, 4 * workers) or batch_size == 1
     assert max(len(b) for b in blocks) <= (8 if batch_size == 1 else 2 * batch_size)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from tt_env.agents import GreedyAgent, RandomAgent
 from tt_env.engine import Rules, least_penalty
 from training import evaluate as ev
 from tt_env.observation.decode import decode_observation
-from tt_env.evaluation.duplicate import play_deal, play_game, run_deals
+from tt_env.evaluation.duplicate import play_deal, play_game, run_deals, seat_of, seating_count, seats_in
 from tt_env.evaluation.stats import mean_ci, summarize, unique_names, win_rate_ci
 
 SHORT = Rules(rounds=(1, 2, 3))
@@ -120,7 +121,8 @@ def test_report_format() -> None:
     rules = Rules(num_players=3, rounds=(1, 2))
     report, deals = ev.evaluate(["greedy-v0", "random-v0", "greedy-v0"], 5, seed=0, rules=rules)
     assert report["format"] == ev.FORMAT
-    assert (report["games"], report["seatings"], report["games_played"]) == (5, 3, 15)
+    assert (report["games"], report["seatings"], report["games_played"], report["seating"]) == (5, 6, 30,
+                                                                                              "permutations")
     assert [a["name"] for a in report["agents"]] == ["greedy-v0", "random-v0", "greedy-v0#2"]
     for a in report["agents"]:
         assert set(a) >= {"name", "mean_score", "win_rate", "win_rate_ci95"}
@@ -225,3 +227,36 @@ def test_saved_games_replay_to_the_evaluated_scores(tmp_path) -> None:
         record = load_record(path)
         env = replay_final(record)
         assert list(env.game_state.scores) == list(record.final_scores)
+
+
+def test_seats_in_gives_every_order_once_the_rotations_first() -> None:
+    for n in range(2, 6):
+        orders = [tuple(seats_in(k, n)) for k in range(math.factorial(n))]
+        assert len(set(orders)) == math.factorial(n) and all(sorted(o) == list(range(n)) for o in orders)
+        assert [list(o) for o in orders[:n]] == [[seat_of(i, k, n) for i in range(n)] for k in range(n)]
+
+
+def test_every_order_makes_the_numbers_independent_of_the_agents_order() -> None:
+    """With three deterministic agents, the N rotations fix who takes whose discards by the order
+    they are named in, and the means moved with it; all N! orders play every arrangement once."""
+    rules = Rules(num_players=3, rounds=(1, 2, 3))
+    orders = (["expert-v0", "greedy-v0", "ppo-3p-v0"], ["ppo-3p-v0", "greedy-v0", "expert-v0"])
+
+    def means(specs, seatings):
+        report, _ = ev.evaluate(specs, 3, seed=1, rules=rules, seatings=seatings)
+        return {a["name"]: a["mean_score"] for a in report["agents"]}
+
+    assert means(orders[0], "permutations") == pytest.approx(means(orders[1], "permutations"), abs=1e-9)
+    assert means(orders[0], "auto") == means(orders[0], "permutations")
+    assert means(orders[0], "rotations") != pytest.approx(means(orders[1], "rotations"), abs=1e-9)
+    with pytest.raises(ValueError, match=r"--seatings all is not allowed: use auto or one of rotations, permutations"):
+        ev.evaluate(orders[0], 1, seed=1, rules=rules, seatings="all")
+
+
+def test_auto_seats_two_agents_as_before_and_five_by_rotations() -> None:
+    assert ev.resolved_seatings("auto", 2) == ev.resolved_seatings("auto", 3) == "permutations"
+    assert ev.resolved_seatings("auto", 5) == "rotations"
+    assert seating_count(2, "permutations") == seating_count(2, "rotations") == 2
+    report, _ = ev.evaluate(["greedy-v0", "random-v0"], 2, seed=5, rules=SHORT)
+    before, _ = ev.evaluate(["greedy-v0", "random-v0"], 2, seed=5, rules=SHORT, seatings="rotations")
+    assert _stable(report) == {**_stable(before), "seating": "permutations"}

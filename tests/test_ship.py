@@ -218,7 +218,7 @@ def test_every_result_recorded_is_the_reports_in_any_pair_order(tmp_path):
     meta = read_metadata(_ship(path, "x-v0", tmp_path / "out", "--evaluation", str(reordered)))
     first = report["agents"][0]
     pairs = {p["b"]: p for p in report["pairwise"] if p["a"] == first["name"]}
-    expected = [{"opponent": name, "players": 3, "games": 2, "games_played": 6, "seed": 3,
+    expected = [{"opponent": name, "players": 3, "games": 2, "games_played": 12, "seed": 3,  # 2 deals x 3! orders
                  "score_diff": pairs[name]["mean_score_diff"], "ci95": pairs[name]["ci95"],
                  "win_rate": first["win_rate"], "win_rate_ci95": first["win_rate_ci95"],
                  "rules": report["rules"]}  # (rounds FAST: a variant, named)

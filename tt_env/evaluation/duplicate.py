@@ -1,14 +1,17 @@
 """Duplicate games: play each deal once per seating, on the engine, reproducibly.
 
-A *deal* is one seed for the deck shuffles of every round. With N agents it is played N
-times, once per cyclic rotation of the seats (rotation k puts agent i in seat
-``(i + k) % N``), so every agent plays every seat of every deal and the luck of the cards
-cancels out within a deal. The engine draws the deals and the reshuffles of an empty stock
+A *deal* is one seed for the deck shuffles of every round. With N agents it is played once
+per seating (``seatings``): ``"rotations"`` plays the N cyclic rotations of the seats
+(rotation k puts agent i in seat ``(i + k) % N``), so every agent plays every seat of every deal
+and the luck of the cards cancels out within a deal; ``"permutations"`` plays all N! orders
+(:func:`seats_in`, the rotations first), so that with three or more different agents who
+sits after whom (who takes whose discards) cancels out too, which rotations alone fix by the
+agents' order. The engine draws the deals and the reshuffles of an empty stock
 from separate random streams (:func:`play_game` hands it the reshuffle stream only for that
 draw), so the hands of every round are the same in every rotation, whatever was played.
 
 Seeds: deal ``d`` of a run with seed ``s`` uses ``SeedSequence([s, d, 0])`` for the deals,
-``[s, d, 1]`` for the reshuffles and ``[s, d, 2, k, i]`` for agent ``i`` in rotation ``k``.
+``[s, d, 1]`` for the reshuffles and ``[s, d, 2, k, i]`` for agent ``i`` in seating ``k``.
 Results are keyed by deal index, so the numbers do not depend on how many worker processes
 played them or in what order.
 
@@ -29,6 +32,8 @@ the decisions of the batch.
 
 from __future__ import annotations
 
+import itertools
+import math
 import multiprocessing
 import time
 from collections import deque
@@ -46,6 +51,8 @@ from tt_env.observation import encode
 from .loop import can_batch
 from .loop import play_game as loop_play_game
 
+SEATINGS = ("rotations", "permutations")
+"""How a deal is seated: the N cyclic rotations, or all N! orders (module docstring)."""
 DEFAULT_BATCH_SIZE = 256
 """Games each worker plays side by side when an agent can batch (``run_deals(batch_size=...)``)."""
 
@@ -56,6 +63,7 @@ class GameRecord:
 
     deal: int
     rotation: int
+    """The seating's index (:func:`seats_in`; under ``"rotations"``, the rotation)."""
     seats: list[int]
     """``seats[i]``: the seat agent ``i`` played."""
     scores: list[int]
@@ -76,6 +84,25 @@ def seat_of(agent_index: int, rotation: int, num_agents: int) -> int:
     return (agent_index + rotation) % num_agents
 
 
+def seating_count(num_agents: int, seatings: str = "rotations") -> int:
+    """Games a deal is played: N rotations, or N! orders."""
+    if seatings not in SEATINGS:
+        raise ValueError(f"seatings={seatings!r} is not allowed: use one of {list(SEATINGS)}")
+    return num_agents if seatings == "rotations" else math.factorial(num_agents)
+
+
+def seats_in(seating: int, num_agents: int) -> list[int]:
+    """``seats[i]``, agent ``i``'s seat in seating ``k = j * N + r``: the ``j``-th order (in
+    lexicographic order) of agents 1..N-1 after agent 0 around the table, rotated ``r`` seats. The
+    first N seatings (``j = 0``) are the rotations, :func:`seat_of`'s."""
+    order_index, shift = divmod(seating, num_agents)
+    rest = next(itertools.islice(itertools.permutations(range(1, num_agents)), order_index, None))
+    seats = [0] * num_agents
+    for place, agent in enumerate((0, *rest)):
+        seats[agent] = (place + shift) % num_agents
+    return seats
+
+
 class _Table:
     """One game in flight: its state, seating, random streams and what each agent did."""
 
@@ -84,14 +111,14 @@ class _Table:
     def __init__(self, rules: Rules, seed: int, deal: int, rotation: int) -> None:
         n = rules.num_players
         self.deal, self.rotation = deal, rotation
-        self.seats = [seat_of(i, rotation, n) for i in range(n)]
+        self.seats = seats_in(rotation, n)
         self.by_seat = [0] * n
         for i, s in enumerate(self.seats):
             self.by_seat[s] = i
         deal_rng = np.random.default_rng(np.random.SeedSequence([seed, deal, 0]))
         shuffle_rng = np.random.default_rng(np.random.SeedSequence([seed, deal, 1]))
         self.rngs = [np.random.default_rng(np.random.SeedSequence([seed, deal, 2, rotation, i])) for i in range(n)]
-        # reshuffles draw from their own stream, so the deals of later rounds stay the same in every rotation
+        # reshuffles draw from their own stream, so the deals of later rounds stay the same in every seating
         self.state = game.new_game(rules, deal_rng, shuffle_rng=shuffle_rng)
         self.moves = [0] * n
         self.think = [0.0] * n
@@ -152,14 +179,15 @@ def play_game(agents: Sequence[Agent], rules: Rules, seed: int, deal: int, rotat
     return table.record()
 
 
-def play_deal(agents: Sequence[Agent], rules: Rules, seed: int, deal: int) -> list[GameRecord]:
-    """Every rotation of one deal."""
-    return [play_game(agents, rules, seed, deal, k) for k in range(len(agents))]
+def play_deal(agents: Sequence[Agent], rules: Rules, seed: int, deal: int,
+              seatings: str = "rotations") -> list[GameRecord]:
+    """Every seating of one deal."""
+    return [play_game(agents, rules, seed, deal, k) for k in range(seating_count(len(agents), seatings))]
 
 
 def play_deals(agents: Sequence[Agent], rules: Rules, seed: int, deals: Iterable[int],
-               batch_size: int = DEFAULT_BATCH_SIZE) -> Iterator[list[GameRecord]]:
-    """Every rotation of each deal in ``deals``, yielded deal by deal in that order.
+               batch_size: int = DEFAULT_BATCH_SIZE, seatings: str = "rotations") -> Iterator[list[GameRecord]]:
+    """Every seating of each deal in ``deals``, yielded deal by deal in that order.
 
     With ``batch_size`` > 1 and a batch-capable agent, ``batch_size`` games are played side
     by side and their decisions batched (module docstring); the records are the same.
@@ -167,19 +195,20 @@ def play_deals(agents: Sequence[Agent], rules: Rules, seed: int, deals: Iterable
     if batch_size < 1:
         raise ValueError(f"batch_size={batch_size} is not allowed: use 1 or more games side by side")
     _check_table(agents, rules)
+    count = seating_count(len(agents), seatings)
     if batch_size == 1 or not any(can_batch(a) for a in agents):
         for deal in deals:
-            yield play_deal(agents, rules, seed, deal)
+            yield play_deal(agents, rules, seed, deal, seatings)
         return
-    yield from _side_by_side(agents, rules, seed, deals, batch_size)
+    yield from _side_by_side(agents, rules, seed, deals, batch_size, count)
 
 
 def _side_by_side(agents: Sequence[Agent], rules: Rules, seed: int, deals: Iterable[int],
-                  batch_size: int) -> Iterator[list[GameRecord]]:
+                  batch_size: int, count: int) -> Iterator[list[GameRecord]]:
     n = len(agents)
     batched = [can_batch(a) for a in agents]
     owner = [next(j for j in range(n) if agents[j] is agents[i]) for i in range(n)]  # one batch per object
-    starts = ((deal, k) for deal in deals for k in range(n))
+    starts = ((deal, k) for deal in deals for k in range(count))
     open_deals: deque[int] = deque()  # deals started and not yet yielded, in order
     done: dict[int, list[GameRecord | None]] = {}
     tables: list[_Table] = []
@@ -191,7 +220,7 @@ def _side_by_side(agents: Sequence[Agent], rules: Rules, seed: int, deals: Itera
             deal, k = start
             if k == 0:
                 open_deals.append(deal)
-                done[deal] = [None] * n
+                done[deal] = [None] * count
             tables.append(_Table(rules, seed, deal, k))
         if not tables:
             return
@@ -241,20 +270,22 @@ def build_agent(spec: str | Agent, rules: Rules, allow_rule_mismatch: bool = Fal
 
 
 def _init_worker(specs: Sequence[str], rules_dict: dict, seed: int, allow_rule_mismatch: bool = False,
-                 batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+                 batch_size: int = DEFAULT_BATCH_SIZE, seatings: str = "rotations") -> None:
     """Build the agents once per worker process from their specs (spawn-safe)."""
     rules = Rules.from_dict(rules_dict)
     _WORKER.update(agents=[build_agent(s, rules, allow_rule_mismatch) for s in specs], rules=rules, seed=seed,
-                   batch_size=batch_size)
+                   batch_size=batch_size, seatings=seatings)
 
 
 def _worker_deals(deals: Sequence[int]) -> list[list[GameRecord]]:
-    return list(play_deals(_WORKER["agents"], _WORKER["rules"], _WORKER["seed"], deals, _WORKER["batch_size"]))
+    return list(play_deals(_WORKER["agents"], _WORKER["rules"], _WORKER["seed"], deals, _WORKER["batch_size"],
+                           _WORKER["seatings"]))
 
 
 def run_deals(specs: Sequence[str | Agent], rules: Rules, num_deals: int, seed: int, workers: int = 1,
               on_deal: Callable[[list[GameRecord]], None] | None = None, *,
-              allow_rule_mismatch: bool = False, batch_size: int = DEFAULT_BATCH_SIZE) -> list[list[GameRecord]]:
+              allow_rule_mismatch: bool = False, batch_size: int = DEFAULT_BATCH_SIZE,
+              seatings: str = "rotations") -> list[list[GameRecord]]:
     """Play deals ``0 .. num_deals - 1``; the result is ordered by deal, whatever ``workers`` is.
 
     ``specs`` are registry names or checkpoint paths (rebuilt in each worker); agent objects
@@ -262,7 +293,8 @@ def run_deals(specs: Sequence[str | Agent], rules: Rules, num_deals: int, seed: 
     order). ``allow_rule_mismatch`` lets checkpoint agents play games whose scoring rules differ
     from their training rules (``models.agent_loader.load_agent``). ``batch_size``: games each
     worker plays side by side, batching the decisions of agents that can (module docstring);
-    1 plays them one at a time. The records do not depend on ``workers`` or ``batch_size``.
+    1 plays them one at a time. ``seatings``: :data:`SEATINGS` (module docstring). The records do
+    not depend on ``workers`` or ``batch_size``.
     """
     if num_deals < 1:
         raise ValueError(f"num_deals={num_deals} is not allowed: play at least 1 deal")
@@ -270,20 +302,21 @@ def run_deals(specs: Sequence[str | Agent], rules: Rules, num_deals: int, seed: 
         raise ValueError(f"workers={workers} is not allowed: use 1 or more")
     if batch_size < 1:
         raise ValueError(f"batch_size={batch_size} is not allowed: use 1 or more games side by side")
+    seating_count(len(specs), seatings)  # (a bad scheme named here)
     if workers > 1 and not all(isinstance(s, str) for s in specs):
         raise ValueError("agent objects cannot be sent to worker processes: name them by registry name "
                          "or checkpoint path, or use workers=1")
     for s in specs:  # fail here, with the agent's own message, before any worker starts
         build_agent(s, rules, allow_rule_mismatch)
     results: list[list[GameRecord]] = []
-    for records in _iter_deals(specs, rules, num_deals, seed, workers, allow_rule_mismatch, batch_size):
+    for records in _iter_deals(specs, rules, num_deals, seed, workers, allow_rule_mismatch, batch_size, seatings):
         results.append(records)
         if on_deal is not None:
             on_deal(records)
     return results
 
 
-def deal_blocks(num_deals: int, workers: int, batch_size: int, num_agents: int) -> list[range]:
+def deal_blocks(num_deals: int, workers: int, batch_size: int, games_per_deal: int) -> list[range]:
     """Deals ``0 .. num_deals - 1`` cut into the tasks of ``workers`` processes, in order.
 
     One game at a time: blocks of up to 8 deals, about 8 per worker. Side by side: about 4
@@ -294,22 +327,22 @@ def deal_blocks(num_deals: int, workers: int, batch_size: int, num_agents: int) 
     if batch_size == 1:
         size = max(1, min(8, num_deals // (workers * 8)))
     else:
-        per_table = -(-batch_size // num_agents)  # deals that fill batch_size games
+        per_table = -(-batch_size // games_per_deal)  # deals that fill batch_size games
         size = max(1, min(4 * per_table, -(-num_deals // (workers * 4))))
     return [range(start, min(start + size, num_deals)) for start in range(0, num_deals, size)]
 
 
 def _iter_deals(specs: Sequence[str | Agent], rules: Rules, num_deals: int, seed: int,
-                workers: int, allow_rule_mismatch: bool = False,
-                batch_size: int = DEFAULT_BATCH_SIZE) -> Iterator[list[GameRecord]]:
+                workers: int, allow_rule_mismatch: bool = False, batch_size: int = DEFAULT_BATCH_SIZE,
+                seatings: str = "rotations") -> Iterator[list[GameRecord]]:
     if workers == 1:
         agents = [build_agent(s, rules, allow_rule_mismatch) for s in specs]
-        yield from play_deals(agents, rules, seed, range(num_deals), batch_size)
+        yield from play_deals(agents, rules, seed, range(num_deals), batch_size, seatings)
         return
     ctx = multiprocessing.get_context("spawn")
-    blocks = deal_blocks(num_deals, workers, batch_size, len(specs))
+    blocks = deal_blocks(num_deals, workers, batch_size, seating_count(len(specs), seatings))
     workers = min(workers, len(blocks))  # a process without a block of deals would only start up
     with ctx.Pool(workers, initializer=_init_worker,
-                  initargs=(list(specs), rules.to_dict(), seed, allow_rule_mismatch, batch_size)) as pool:
+                  initargs=(list(specs), rules.to_dict(), seed, allow_rule_mismatch, batch_size, seatings)) as pool:
         for records in pool.imap(_worker_deals, blocks):
             yield from records

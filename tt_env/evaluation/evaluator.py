@@ -5,10 +5,15 @@
 Agents (2 to 6) are registry names (``random-v0``, ``greedy-v0``, ``expert-v0``; see
 ``tt_env.agents.list_agents()``) or checkpoint paths (loaded by the plug-in registered with
 ``tt_env.agents.register_checkpoint_loader``). All of them sit at one table (N agents: an
-N-player game). ``--games`` is the number of deals; each deal is played once per cyclic
-rotation of the seats (``tt_env.evaluation.duplicate``), so ``games_played = games * N`` and every
-agent plays every hand from every seat. Same ``--seed``, same numbers, whatever ``--workers``
-and ``--batch-size``.
+N-player game). ``--games`` is the number of deals; each deal is played once per seating
+(``tt_env.evaluation.duplicate``), so every agent plays every hand from every seat:
+``--seatings rotations`` plays the N cyclic rotations of the seats, ``permutations`` all N!
+orders, so that who sits after whom (who takes whose discards) cancels out as well; with three
+or more different agents, rotations alone give numbers that depend on the order the agents are
+named in. The default, ``auto``, is ``permutations`` up to 4 agents (at most 24 games a deal)
+and ``rotations`` for 5 and 6 (120 and 720 orders); at 2 agents the two are the same.
+``games_played = games * seatings``. Same ``--seed``, same numbers, whatever ``--workers`` and
+``--batch-size``.
 
 ``--batch-size N`` (default 256): each worker plays N games side by side and asks a network
 agent for the decisions of all the games waiting on it in one batched call
@@ -22,7 +27,8 @@ same numbers).
 |---|---|
 | ``format`` | ``"three-thirteen-evaluation/1"``; bumped if a key changes meaning |
 | ``games`` | number of deals (duplicate games) |
-| ``seatings`` | seatings per deal (N cyclic rotations) |
+| ``seatings`` | seatings per deal (N cyclic rotations, or N! orders) |
+| ``seating`` | ``"rotations"`` or ``"permutations"`` |
 | ``games_played`` | ``games * seatings`` |
 | ``seed``, ``rules`` | the run's seed and rule options (``Rules.to_dict()``) |
 | ``agents`` | list, in command-line order, of ``{"name", "spec", "mean_score", "mean_score_ci95": [lo, hi] (null with one deal), "win_rate", "win_rate_ci95": [lo, hi], "ms_per_move"}`` |
@@ -50,7 +56,7 @@ Every argument is checked before a game is played: the numbers (``--games``, ``-
 checkpoints) and the output paths (``--json``, ``--plot`` and ``--save-games`` must be
 writable; ``--plot`` and ``--json`` name files, not folders, and an existing one is replaced
 only with ``--overwrite``). ``--save-games DIR`` writes
-``DIR/seed<S>-deal<NNNNN>-rot<R>.json``; a folder that already holds ``.json`` files is refused
+``DIR/seed<S>-deal<NNNNN>-rot<R>.json`` (R: the seating); a folder that already holds ``.json`` files is refused
 unless ``--append-games`` is given, and even then no existing file is overwritten.
 """  # noqa: E501  (markdown tables: one row a line)
 
@@ -70,25 +76,28 @@ from tt_env.engine.rules import Rules
 from tt_env.jsonio import write_json
 from tt_env.optional import MissingDependencyError, require
 
-from .duplicate import DEFAULT_BATCH_SIZE, GameRecord, run_deals
+from .duplicate import DEFAULT_BATCH_SIZE, SEATINGS, GameRecord, run_deals, seating_count
 from .stats import CI_METHOD, interval_text, score_lists, summarize
 
 FORMAT = "three-thirteen-evaluation/1"
 MIN_AGENTS, MAX_AGENTS = 2, 6
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 APPEND_FLAG = "--append-games"
+AUTO_PERMUTATIONS = 4
+"""``seatings="auto"``: all orders up to this many agents (24 games a deal), rotations above."""
 
 
 def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = None, workers: int = 1,
              progress: bool = False, allow_rule_mismatch: bool = False,
-             batch_size: int = DEFAULT_BATCH_SIZE,
-             on_deal: Callable[[list[GameRecord]], None] | None = None) -> tuple[dict, list]:
+             batch_size: int = DEFAULT_BATCH_SIZE, on_deal: Callable[[list[GameRecord]], None] | None = None,
+             seatings: str = "auto") -> tuple[dict, list]:
     """Play ``games`` deals among ``specs``; returns (the JSON report, the per-deal game records).
 
     ``allow_rule_mismatch``: checkpoint agents may play scoring rules they were not trained for.
     ``batch_size``: games played side by side in each worker (1: one at a time; same numbers).
     ``on_deal(records)`` is called as each deal finishes, in deal order (a progress bar's hook:
-    the browser app's evaluations use it).
+    the browser app's evaluations use it). ``seatings``: ``"auto"`` or one of ``SEATINGS``
+    (module docstring).
     """
     if not MIN_AGENTS <= len(specs) <= MAX_AGENTS:
         raise ValueError(f"{len(specs)} agents given: evaluate {MIN_AGENTS} to {MAX_AGENTS} agents")
@@ -101,6 +110,7 @@ def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = 
     rules = rules or Rules(num_players=len(specs))
     if rules.num_players != len(specs):
         raise ValueError(f"{len(specs)} agents need num_players={len(specs)}, got {rules.num_players}")
+    seatings = resolved_seatings(seatings, len(specs))
     start = time.perf_counter()
     if progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -115,20 +125,31 @@ def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = 
                     on_deal(records)
 
             deals = run_deals(list(specs), rules, games, seed, workers, on_deal=advance,
-                              allow_rule_mismatch=allow_rule_mismatch, batch_size=batch_size)
+                              allow_rule_mismatch=allow_rule_mismatch, batch_size=batch_size, seatings=seatings)
     else:
         deals = run_deals(list(specs), rules, games, seed, workers, on_deal=on_deal,
-                          allow_rule_mismatch=allow_rule_mismatch, batch_size=batch_size)
-    return build_report(deals, specs, games, seed, rules, time.perf_counter() - start), deals
+                          allow_rule_mismatch=allow_rule_mismatch, batch_size=batch_size, seatings=seatings)
+    return build_report(deals, specs, games, seed, rules, time.perf_counter() - start, seatings), deals
 
 
-def build_report(records: list, specs: Sequence[str], games: int, seed: int, rules: Rules, seconds: float) -> dict:
+def resolved_seatings(seatings: str, num_agents: int) -> str:
+    """``"auto"`` as it plays at ``num_agents`` (:data:`AUTO_PERMUTATIONS`); a scheme of ``SEATINGS`` as it is."""
+    if seatings == "auto":
+        return "permutations" if num_agents <= AUTO_PERMUTATIONS else "rotations"
+    if seatings not in SEATINGS:
+        raise ValueError(f"--seatings {seatings} is not allowed: use auto or one of {', '.join(SEATINGS)}")
+    return seatings
+
+
+def build_report(records: list, specs: Sequence[str], games: int, seed: int, rules: Rules, seconds: float,
+                 seatings: str = "rotations") -> dict:
     """The JSON report of ``games`` deals' game ``records`` among ``specs`` (:func:`evaluate`'s)."""
-    played = games * len(specs)
+    played = games * seating_count(len(specs), seatings)
     return {
         "format": FORMAT,
         "games": games,
-        "seatings": len(specs),
+        "seatings": seating_count(len(specs), seatings),
+        "seating": seatings,
         "games_played": played,
         "seed": seed,
         "rules": rules.to_dict(),
@@ -230,6 +251,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--games", type=int_at_least(1), default=200,
                         help="deals (>= 1), each played once per seating (default 200)")
     parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the deals and the agents, >= 0 (default 0)")
+    parser.add_argument("--seatings", choices=["auto", *SEATINGS], default="auto",
+                        help=f"how each deal is seated: the N cyclic rotations, or all N! orders (who sits after "
+                             f"whom cancels out too); auto (default): permutations up to {AUTO_PERMUTATIONS} agents, "
+                             f"rotations above")
     parser.add_argument("--workers", type=int_at_least(1), default=1, help="worker processes, >= 1 (default 1)")
     parser.add_argument("--batch-size", type=int_at_least(1), default=DEFAULT_BATCH_SIZE, metavar="N",
                         help=f"games each worker plays side by side, batching the decisions of network agents, "
@@ -255,14 +280,14 @@ def record_name(seed: int, deal: int, rotation: int) -> str:
     return f"seed{seed}-deal{deal:05d}-rot{rotation}.json"
 
 
-def record_names(num_agents: int, games: int, seed: int) -> Iterator[str]:
-    """Every file name a run of ``games`` deals among ``num_agents`` agents saves."""
+def record_names(seatings: int, games: int, seed: int) -> Iterator[str]:
+    """Every file name a run of ``games`` deals of ``seatings`` games each saves."""
     for deal in range(games):
-        for rotation in range(num_agents):
+        for rotation in range(seatings):
             yield record_name(seed, deal, rotation)
 
 
-def is_record_of_run(path: str, directory: str, num_agents: int, games: int, seed: int) -> bool:
+def is_record_of_run(path: str, directory: str, seatings: int, games: int, seed: int) -> bool:
     """Whether ``path`` is one of the records ``--save-games directory`` writes (:func:`record_names`),
     which would replace it: checked by the name's numbers, not by listing every name."""
     target = Path(os.path.abspath(path))
@@ -272,7 +297,7 @@ def is_record_of_run(path: str, directory: str, num_agents: int, games: int, see
     if not match:
         return False
     deal, rotation = int(match[1]), int(match[2])
-    return deal < games and rotation < num_agents and target.name == record_name(seed, deal, rotation)
+    return deal < games and rotation < seatings and target.name == record_name(seed, deal, rotation)
 
 
 def is_kept_record(path: str, directory: str) -> bool:
@@ -283,7 +308,7 @@ def is_kept_record(path: str, directory: str) -> bool:
             and re.fullmatch(r"seed\d+-deal\d{5,}-rot\d+\.json", target.name) is not None)
 
 
-def save_games_problem(directory: str, num_agents: int, games: int, seed: int, append: bool) -> str | None:
+def save_games_problem(directory: str, seatings: int, games: int, seed: int, append: bool) -> str | None:
     """Why ``--save-games directory`` would fail or overwrite records (``None`` when it is fine)."""
     problem = output_dir_problem(directory)
     if problem:
@@ -295,7 +320,7 @@ def save_games_problem(directory: str, num_agents: int, games: int, seed: int, a
     if held and not append:
         return (f"--save-games {directory} already holds {len(held)} .json file(s) (such as {held[0]}): "
                 f"give {APPEND_FLAG} to add this run's records to them, or choose another folder")
-    clashes = [name for name in record_names(num_agents, games, seed) if (folder / name).exists()]
+    clashes = [name for name in record_names(seatings, games, seed) if (folder / name).exists()]
     if clashes:
         return (f"--save-games {directory} already holds {clashes[0]}" +
                 (f" and {len(clashes) - 1} more record(s)" if len(clashes) > 1 else "") +
@@ -315,10 +340,11 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     if args.json and args.plot and os.path.abspath(args.json) == os.path.abspath(args.plot):
         parser.error(f"--json and --plot both name {args.json}: give two files")
     if args.save_games:
-        problem = save_games_problem(args.save_games, len(args.agents), args.games, args.seed, args.append_games)
+        games_a_deal = seating_count(len(args.agents), resolved_seatings(args.seatings, len(args.agents)))
+        problem = save_games_problem(args.save_games, games_a_deal, args.games, args.seed, args.append_games)
         if problem:
             parser.error(problem)
-        if args.json and is_record_of_run(args.json, args.save_games, len(args.agents), args.games, args.seed):
+        if args.json and is_record_of_run(args.json, args.save_games, games_a_deal, args.games, args.seed):
             parser.error(f"--json {args.json}: --save-games {args.save_games} writes a game record of that name: "
                          f"give another file name")  # (--plot's names never end in .json)
         if args.json and is_kept_record(args.json, args.save_games):
@@ -348,7 +374,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
     try:
         rules = rules_from_args(args, len(args.agents))
         report, deals = evaluate(args.agents, args.games, args.seed, rules, args.workers, progress=not args.quiet,
-                                 allow_rule_mismatch=args.allow_rule_mismatch, batch_size=args.batch_size)
+                                 allow_rule_mismatch=args.allow_rule_mismatch, batch_size=args.batch_size,
+                                 seatings=args.seatings)
     except (ValueError, OSError) as exc:  # bad rules, agents, checkpoints: found before the first game
         parser.error(str(exc))
     print_report(report)

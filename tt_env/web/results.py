@@ -191,30 +191,35 @@ class _Stopped(Exception):
 def check_work(specs: Sequence[str], deals: int, rules: Rules, is_slow: Callable[[str], bool]) -> None:
     """Refuse (400) an evaluation whose search agents would play longer than the server allows: search
     agents x deals x seatings x rounds at most :data:`~.config.MAX_SEARCH_WORK`."""
+    from ..evaluation.duplicate import seating_count
+    from ..evaluation.evaluator import resolved_seatings
+
     slow = sum(1 for name in specs if is_slow(name))
-    per_deal = slow * len(specs) * len(rules.rounds)
+    seatings = seating_count(len(specs), resolved_seatings("auto", len(specs)))  # as run_evaluation seats them
+    per_deal = slow * seatings * len(rules.rounds)
     if per_deal * deals <= MAX_SEARCH_WORK:
         return
     most = MAX_SEARCH_WORK // per_deal
     advice = (f"ask for at most {most} deal(s), or" if most else "even one deal is too much:") + \
         " use fewer search agents, players or rounds"
     raise RequestError(f"the evaluation is too long for this server: {slow} search agent(s) x {deals} deals x "
-                       f"{len(specs)} seatings x {len(rules.rounds)} rounds = {per_deal * deals:,} units of search "
+                       f"{seatings} seatings x {len(rules.rounds)} rounds = {per_deal * deals:,} units of search "
                        f"(about a second each), more than the {MAX_SEARCH_WORK} allowed: {advice}")
 
 
 def run_evaluation(specs: Sequence[str], deals: int, seed: int, rules: Rules, *, make: MakeAgent,
                    check: Callable[[], None], on_deal: Callable[[list], None]) -> tuple[dict, list]:
     """The games and the report of ``training.evaluate.evaluate(specs, deals, seed, rules, workers=1,
-    batch_size=1)``, with ``check()`` called before every agent move (it raises to stop the evaluation
-    at once: the evaluator itself could only stop between deals)."""
+    batch_size=1)`` (its ``seatings="auto"``), with ``check()`` called before every agent move (it
+    raises to stop the evaluation at once: the evaluator itself could only stop between deals)."""
     from ..evaluation.duplicate import run_deals
-    from ..evaluation.evaluator import build_report
+    from ..evaluation.evaluator import build_report, resolved_seatings
 
     agents = [stop_guard(make(name, rules), check) for name in specs]
+    seatings = resolved_seatings("auto", len(specs))
     start = time.perf_counter()
-    records = run_deals(agents, rules, deals, seed, workers=1, on_deal=on_deal, batch_size=1)
-    return build_report(records, specs, deals, seed, rules, time.perf_counter() - start), records
+    records = run_deals(agents, rules, deals, seed, workers=1, on_deal=on_deal, batch_size=1, seatings=seatings)
+    return build_report(records, specs, deals, seed, rules, time.perf_counter() - start, seatings), records
 
 
 class EvaluationRunner:
