@@ -10,7 +10,8 @@ the agent's own win rate; a report of other rules than the standard game, rounds
 keeps them as ``rules``) and the wall time of its training, and copies the run's learning curve
 next to it (a shipped agent's own, when re-shipping one). ``--algorithm`` and ``--inputs``
 record, as text, how it was trained and what its network reads (for an agent trained from
-scratch: which features, and why they are fair). Add the name to ``models.agent_loader.SHIPPED`` to load it by name.
+scratch: which features, and why they are fair). Add the name to ``models.agent_loader.SHIPPED``
+to load it by name.
 
 Checked before anything is written: the name (``[a-z0-9]+(-[a-z0-9]+)*-v[0-9]+``, such as
 ``ppo-2p-v1``: no path separators, so the files stay in ``--out-dir``), that no agent is

@@ -8,7 +8,7 @@ and the luck of the cards cancels out within a deal; ``"permutations"`` plays al
 sits after whom (who takes whose discards) cancels out too, which rotations alone fix by the
 agents' order. The engine draws the deals and the reshuffles of an empty stock
 from separate random streams (:func:`play_game` hands it the reshuffle stream only for that
-draw), so the hands of every round are the same in every rotation, whatever was played.
+draw), so the hands of every round are the same in every seating, whatever was played.
 
 Seeds: deal ``d`` of a run with seed ``s`` uses ``SeedSequence([s, d, 0])`` for the deals,
 ``[s, d, 1]`` for the reshuffles and ``[s, d, 2, k, i]`` for agent ``i`` in seating ``k``.
