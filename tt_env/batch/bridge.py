@@ -10,7 +10,7 @@ or a mask reads is exact.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,6 +23,10 @@ from .state import COUNT_DTYPE
 
 if TYPE_CHECKING:
     from .game import BatchGame
+    from .timestep import TimeStep
+
+_DERIVED = ("_lockstep_phase", "_hand_penalty", "_mask")
+"""What a ``BatchGame`` keeps besides its state and derives again on a load (restored if it fails)."""
 
 
 def _cards(counts: list[int]) -> list[int]:
@@ -53,8 +57,30 @@ def table_to_game_state(game: BatchGame, table: int) -> GameState:
         game_over=row["game_over"])
 
 
-def load_game_states(game: BatchGame, states: Sequence[GameState]) -> None:
+def loaded(game: BatchGame, install: Callable[[], None]) -> TimeStep:
+    """``install()`` the new state, derive again what the engine keeps besides it (the lockstep,
+    the kept penalties, the masks) and return its TimeStep; if any of it fails (a value no game
+    holds, found by the checks or the kernels), the game is left as it was before."""
+    saved = game.state.fields()  # the tensors themselves: a load replaces them, never writes into them
+    derived = {name: getattr(game, name, None) for name in _DERIVED}
+    try:
+        install()
+        game._lockstep_phase = loaded_lockstep(game)
+        if game._cached_scoring:
+            game._solve_every_hand()
+        return game._quiet_timestep()
+    except BaseException:
+        for name, value in saved.items():
+            setattr(game.state, name, value)
+        for name, value in derived.items():
+            setattr(game, name, value)
+        raise
+
+
+def load_game_states(game: BatchGame, states: Sequence[GameState]) -> TimeStep:
     """Overwrite every table of ``game`` with ``states`` (one per table, all under ``game.rules``)."""
+    if not isinstance(states, Sequence) or isinstance(states, (str, bytes)):
+        raise TypeError(f"from_game_states takes a sequence of GameState, one per table, got a {type(states).__name__}")
     if len(states) != game.num_tables:
         raise ValueError(f"from_game_states needs one state per table: got {len(states)} for {game.num_tables} tables")
     for k, st in enumerate(states):
@@ -72,6 +98,9 @@ def load_game_states(game: BatchGame, states: Sequence[GameState]) -> None:
             raise ValueError(f"states[{k}] holds hands of {[len(h) for h in st.hands]} cards, which no game reaches "
                              f"in round {st.round_number} (expected {want}): the batched engine plays only states "
                              f"reached by play")
+        problem = _cards_problem(st, game.rules.num_decks)
+        if problem:
+            raise ValueError(f"states[{k}] {problem}: the batched engine plays only states reached by play")
     n, size = game.num_players, game.shoe_size
 
     def counts(lists: Sequence[Sequence[int]]) -> list[list[int]]:
@@ -89,28 +118,54 @@ def load_game_states(game: BatchGame, states: Sequence[GameState]) -> None:
     def tensor(values: object, dtype: torch.dtype = torch.int64) -> torch.Tensor:
         return torch.tensor(values, dtype=dtype, device=game.device)
 
-    s = game.state
-    s.hands = tensor([counts(st.hands) for st in states], COUNT_DTYPE)
-    s.stock = tensor([padded(st.stock) for st in states])
-    s.stock_len = tensor([len(st.stock) for st in states])
-    s.pile = tensor([padded(st.discard_pile) for st in states])
-    s.pile_len = tensor([len(st.discard_pile) for st in states])
-    s.pile_counts = tensor([counts([st.discard_pile])[0] for st in states], COUNT_DTYPE)
-    s.known_taken = tensor([counts(st.known_taken) for st in states], COUNT_DTYPE)
-    s.discards = tensor([counts(st.discards) for st in states], COUNT_DTYPE)
-    s.passed = tensor([counts(st.passed or [[] for _ in range(n)]) for st in states], COUNT_DTYPE)
-    s.round_index = tensor([st.round_index for st in states])
-    s.dealer = tensor([st.dealer for st in states])
-    s.current = tensor([st.current_player for st in states])
-    s.phase = tensor([st.phase for st in states])
-    s.scores = tensor([list(st.scores) for st in states])
-    s.went_out = tensor([-1 if st.went_out is None else st.went_out for st in states])
-    s.turn = tensor([st.turn for st in states])
-    s.taken = tensor([-1 if st.taken_this_turn is None else st.taken_this_turn for st in states])
-    s.game_over = tensor([bool(st.game_over) for st in states], torch.bool)
+    try:  # every field made before any is installed
+        fields = {
+            "hands": tensor([counts(st.hands) for st in states], COUNT_DTYPE),
+            "stock": tensor([padded(st.stock) for st in states]),
+            "stock_len": tensor([len(st.stock) for st in states]),
+            "pile": tensor([padded(st.discard_pile) for st in states]),
+            "pile_len": tensor([len(st.discard_pile) for st in states]),
+            "pile_counts": tensor([counts([st.discard_pile])[0] for st in states], COUNT_DTYPE),
+            "known_taken": tensor([counts(st.known_taken) for st in states], COUNT_DTYPE),
+            "discards": tensor([counts(st.discards) for st in states], COUNT_DTYPE),
+            "passed": tensor([counts(st.passed or [[] for _ in range(n)]) for st in states], COUNT_DTYPE),
+            "round_index": tensor([st.round_index for st in states]),
+            "dealer": tensor([st.dealer for st in states]),
+            "current": tensor([st.current_player for st in states]),
+            "phase": tensor([st.phase for st in states]),
+            "scores": tensor([list(st.scores) for st in states]),
+            "went_out": tensor([-1 if st.went_out is None else st.went_out for st in states]),
+            "turn": tensor([st.turn for st in states]),
+            "taken": tensor([-1 if st.taken_this_turn is None else st.taken_this_turn for st in states]),
+            "game_over": tensor([bool(st.game_over) for st in states], torch.bool),
+        }
+    except (TypeError, ValueError, IndexError, RuntimeError) as exc:  # ragged or non-int fields
+        raise ValueError(f"from_game_states: a state's fields do not make this batch's tables "
+                         f"({str(exc).splitlines()[0]}): give states of {n} seats reached by play") from None
+
+    def install() -> None:
+        for name, value in fields.items():
+            setattr(game.state, name, value)
+
+    return loaded(game, install)
 
 
-def load_state_fields(game: BatchGame, fields: Mapping[str, torch.Tensor]) -> None:
+def _cards_problem(state: GameState, decks: int) -> str | None:
+    """Why ``state``'s cards are not a shoe's (``decks`` copies of each of the 52, between the hands,
+    the stock and the discard pile), or None."""
+    held = [*[c for hand in state.hands for c in hand], *state.stock, *state.discard_pile]
+    bad = [c for c in held if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 0 <= c < 52]
+    if bad:
+        return f"holds cards {bad[:5]} that are not card ints 0..51"
+    copies = np.bincount(np.asarray(held, dtype=np.int64), minlength=52)
+    if (copies != decks).any():
+        wrong = [int(c) for c in np.flatnonzero(copies != decks)[:5]]
+        return (f"holds {[int(copies[c]) for c in wrong]} copies of cards {wrong} between its hands, stock and "
+                f"discard pile, where a shoe of {decks} deck(s) has {decks} of each")
+    return None
+
+
+def load_state_fields(game: BatchGame, fields: Mapping[str, torch.Tensor]) -> TimeStep:
     """Put copies of ``fields`` (a state's tensors by name, as ``BatchState.fields()`` gives them)
     into ``game.state``; a ``ValueError`` names what does not fit this game's state."""
     current = game.state.fields()
@@ -127,8 +182,17 @@ def load_state_fields(game: BatchGame, fields: Mapping[str, torch.Tensor]) -> No
                    else f"a {type(value).__name__}")
             raise ValueError(f"field {name} must be a tensor of shape {tuple(old.shape)} and dtype {old.dtype} "
                              f"(this game's: same rules and num_tables), got {got}")
-    for name in current:
-        setattr(game.state, name, fields[name].to(device=game.device, copy=True))
+    copies = {name: fields[name].to(device=game.device, copy=True) for name in current}
+
+    def install() -> None:
+        for name, value in copies.items():
+            setattr(game.state, name, value)
+        rounds = game.state.round_index
+        if bool(((rounds < 0) | (rounds >= len(game.rules.rounds))).any()):  # host: a load only
+            raise ValueError(f"field round_index holds rounds outside this game's {len(game.rules.rounds)} "
+                             f"(rules.rounds={list(game.rules.rounds)}): load a state of the same rules")
+
+    return loaded(game, install)
 
 
 def loaded_lockstep(game: BatchGame) -> int | None:

@@ -205,7 +205,7 @@ class BatchGame:
         final = None
         if lockstep != 0:
             # one deal per table whose round ended: its next round, or (auto-reset) a new game
-            if self.autoreset:
+            if self.autoreset or final_seat is not None:  # (without auto-reset: the finished game's own table)
                 final = self._final_observations(over, final_seat)
             fresh = over if self.autoreset else torch.zeros_like(over)
             self._deal_tables(ends if self.autoreset else ends & ~over, fresh)
@@ -224,31 +224,21 @@ class BatchGame:
         return table_to_game_state(self, table)
 
     def from_game_states(self, states: Sequence[GameState]) -> TimeStep:
-        """Load one scalar state per table (``len(states) == num_tables``) and return its TimeStep."""
+        """Load one scalar state per table (``len(states) == num_tables``) and return its TimeStep
+        (a state that does not fit is refused, and the batch is left as it was)."""
         from .bridge import load_game_states
 
-        load_game_states(self, states)
-        return self._loaded()
+        return load_game_states(self, states)
 
     def load_state(self, fields: Mapping[str, torch.Tensor]) -> TimeStep:
         """Load a state saved from a game of the same rules and ``num_tables`` (copies of
         ``state.fields()``, say, kept for a resume) and return its TimeStep. Play goes on from
         there under this game's rules (a state does not hold them): the lockstep and the kept
         penalties are derived again from the loaded tables, and their random streams go on from
-        the saved counters under this game's seed."""
+        the saved counters under this game's seed. A state refused leaves the batch as it was."""
         from .bridge import load_state_fields
 
-        load_state_fields(self, fields)
-        return self._loaded()
-
-    def _loaded(self) -> TimeStep:
-        """After a load: what the engine keeps besides the state, derived again; the TimeStep."""
-        from .bridge import loaded_lockstep
-
-        self._lockstep_phase = loaded_lockstep(self)
-        if self._cached_scoring:
-            self._solve_every_hand()
-        return self._quiet_timestep()
+        return load_state_fields(self, fields)
 
     # ------------------------------------------------------------------ internals
     def _round_number(self, s: BatchState) -> torch.Tensor:
@@ -256,6 +246,8 @@ class BatchGame:
 
     def reset_tables(self, mask: torch.Tensor) -> TimeStep:
         """Start new games on the tables where ``mask`` ((B,) bool) holds; the others go on."""
+        if self._mask is None:  # (the others would be undealt tables)
+            raise RuntimeError("reset_tables() called before reset(): call reset() first")
         mask = table_mask(mask, self.num_tables, self.device, "mask", "the tables to deal new games on")
         self._deal_tables(mask, torch.ones_like(mask))
         if self._lockstep_phase != 0:  # a new game starts in the draw phase
