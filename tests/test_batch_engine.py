@@ -25,7 +25,7 @@ CASES = {
     "4p natural + ddd": Rules(num_players=4, meld_needs_natural=True, discard_drawn_discard=True, rounds=(2, 9)),
     "6p short rounds": Rules(num_players=6, max_turns_per_round=15, rounds=(3, 11)),
     "8p": Rules(num_players=8, rounds=(1, 11), max_turns_per_round=40),
-    "2p 4 decks": Rules(decks=4, rounds=(5, 10)),
+    "2p 4 decks": Rules(decks=4, rounds=(5, 10), max_turns_per_round=70),  # a round ends within the 160 steps
 }
 
 
@@ -96,8 +96,8 @@ def test_every_row_path_solving_gathered_hands_matches_scalar_engine(name: str) 
 
 def test_gathered_solving_with_the_tensor_program() -> None:
     """The same with the plain tensor program (its ``prefix`` masks after solving every row)."""
-    events = play_side_by_side(Rules(rounds=(1, 2), max_turns_per_round=10), tables=3, steps=24, seed=4,
-                               accelerator_path=True, solving="gathered")
+    events = play_side_by_side(Rules(rounds=(1, 2), max_turns_per_round=10), tables=3, steps=24, seed=0,
+                               accelerator_path=True, solving="gathered")  # (a seed whose games go out)
     assert events["rounds"] > 0 and events["went_out"] > 0
 
 

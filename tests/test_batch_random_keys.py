@@ -108,3 +108,18 @@ def test_uniform_below_covers_its_range_evenly():
     bounds = torch.tensor([1, 2, 3] * 20_000)
     assert bool((uniform_below(bases, bounds, salt=5) < bounds).all())
     assert not torch.equal(uniform_below(bases, 6, salt=6), draws)  # the salt picks another draw
+
+
+def test_seeds_a_golden_multiple_apart_do_not_deal_shifted_copies():
+    """``mix32(table * _GOLDEN + seed)`` alone made seed ``s + d * _GOLDEN`` at table ``t - d`` the
+    same stream as seed ``s`` at table ``t``: seeds 0 and 41233 dealt the same games, 5,473
+    tables apart (41233 = 5473 * _GOLDEN mod 2**32)."""
+    golden = 0x1E3779B1
+    tables = torch.arange(6000, dtype=torch.int64)
+    counters = torch.zeros(6000, dtype=torch.int64)
+    for d in (5473, 1, 100):
+        partner = (d * golden) & 0xFFFFFFFF
+        a = stream_base(0, tables[d:], counters[d:])
+        b = stream_base(partner, tables[:-d], counters[:-d])
+        assert (a == b).float().mean() < 0.001, d
+    assert (5473 * golden) & 0xFFFFFFFF == 41233

@@ -36,7 +36,7 @@ static inline uint32_t mix32(uint32_t x) {
 
 /* random_keys.stream_base of one table */
 static inline uint32_t stream_base(uint32_t seed32, int64_t table, int64_t counter) {
-    uint32_t h = mix32((uint32_t)table * 0x1E3779B1u + seed32);
+    uint32_t h = mix32(mix32((uint32_t)table * 0x1E3779B1u + seed32) ^ seed32);
     return mix32(h ^ ((uint32_t)counter * 0x05EBCA6Bu));
 }
 

@@ -73,7 +73,8 @@ def _kernels(interpret: bool):
         if tl.reduce(do.to(tl.int32), 0, tl.standard._elementwise_max) > 0:
             new = tl.load(fresh + rows, mask=do, other=0) != 0
             ctr = tl.load(counter + rows, mask=do, other=0)
-            h = _mix32(rows.to(tl.uint32) * 0x1E3779B1 + tl.cast(seed32, tl.uint32))  # random_keys.stream_base
+            h = _mix32(_mix32(rows.to(tl.uint32) * 0x1E3779B1 + tl.cast(seed32, tl.uint32))  # random_keys.stream_base
+                       ^ tl.cast(seed32, tl.uint32))
             first = _mix32(_mix32(h ^ (ctr.to(tl.uint32) * 0x05EBCA6B)) + tl.cast(salt, tl.uint32)) % N
             ctr += new.to(tl.int64)
             deal_by = tl.where(new, first.to(tl.int64), (tl.load(dealer + rows, mask=do, other=0) + 1) % N)
@@ -123,7 +124,8 @@ def _kernels(interpret: bool):
         do = (rows < b) & (tl.load(todo + rows, mask=rows < b, other=0) != 0)
         if tl.reduce(do.to(tl.int32), 0, tl.standard._elementwise_max) > 0:
             ctr = tl.load(counter + rows, mask=do, other=0)
-            h = _mix32(rows.to(tl.uint32) * 0x1E3779B1 + tl.cast(seed32, tl.uint32))
+            seed = tl.cast(seed32, tl.uint32)
+            h = _mix32(_mix32(rows.to(tl.uint32) * 0x1E3779B1 + seed) ^ seed)  # random_keys.stream_base
             base = _mix32(h ^ (ctr.to(tl.uint32) * 0x05EBCA6B))
             under = tl.maximum(tl.load(pile_len + rows, mask=do, other=1) - 1, 0)  # the pile under its top
             p = tl.arange(0, S_P)

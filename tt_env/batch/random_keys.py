@@ -46,8 +46,12 @@ def seed_words(seed: int) -> int:
 
 
 def stream_base(seed32: int, tables: torch.Tensor, counters: torch.Tensor) -> torch.Tensor:
-    """(B,) hash of each table's (seed, index, counter): the root of one draw of random numbers."""
-    h = mix32(tables * _GOLDEN + seed32)
+    """(B,) hash of each table's (seed, index, counter): the root of one draw of random numbers.
+
+    The seed goes in twice: ``tables * _GOLDEN + seed32`` alone is the same for seed ``s + d *
+    _GOLDEN`` at table ``t - d`` (mod 2**32), so such seeds (41233 and 0, say) dealt the same games
+    shifted by ``d`` tables; mixed in again after the first hash, they no longer line up."""
+    h = mix32(mix32(tables * _GOLDEN + seed32) ^ seed32)
     return mix32(h ^ ((counters & MASK32) * _STREAM & MASK32))
 
 
