@@ -146,3 +146,48 @@ def test_a_wild_jack_tied_with_tens_is_kept_as_the_scalar_agent_keeps_it() -> No
     want = GreedyAgent(rules).act(obs, mask.astype(np.int8), np.random.default_rng(0))
     got = BatchGreedy(rules).act(torch.from_numpy(obs).unsqueeze(0), torch.from_numpy(mask.astype(bool)).unsqueeze(0))
     assert want == engine.DISCARD_BASE + parse_cards("QH")[0] and int(got) == want
+
+
+def test_every_agent_plays_0_on_rows_with_no_legal_action() -> None:
+    """A finished table (autoreset=False, as TorchRL steps them) has no legal action: a sampling
+    BatchNetwork raised inside torch ("probability tensor contains either inf, nan ...") and
+    BatchGreedy answered a discard; like the greedy network and BatchRandom, they now play 0 there."""
+    rules = Rules(rounds=[1])
+    game = BatchGame(rules, 8, seed=1, autoreset=False)
+    ts = game.reset()
+    zeros = lambda obs, mask: torch.zeros(mask.shape)  # noqa: E731
+    agents = [BatchNetwork(zeros, greedy=False, seed=0), BatchNetwork(zeros), BatchRandom(rules), BatchGreedy(rules)]
+    mixed = 0
+    for _ in range(400):
+        some = ts.action_mask.any(dim=1)
+        mixed += int(bool(some.any()) and not bool(some.all()))
+        for agent in agents:
+            a = agent.act(ts.observation, ts.action_mask)
+            assert not bool(a[~some].any()), agent
+            assert ts.action_mask[some].gather(1, a[some].unsqueeze(1)).all(), agent
+        if not bool(some.any()):
+            break
+        ts = game.step(agents[0].act(ts.observation, ts.action_mask))
+    assert mixed > 0 and not bool(ts.action_mask.any())
+
+
+def test_agents_check_what_they_are_built_with(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``make_batch_agent("greedy-v0", rules, device="gpu")`` (or "cuda" on a machine without it)
+    was built, ``BatchGreedy("x")`` and ``BatchRandom("x")`` took a str for rules and failed at
+    their first action, and ``greedy="False"`` (a true string) sampled: each is refused when made."""
+    for spec in ("greedy-v0", "random-v0"):
+        with pytest.raises(ValueError, match=r"device='gpu' is not allowed: use 'cpu', 'cuda' or 'cuda:K'"):
+            make_batch_agent(spec, Rules(), device="gpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match=r"device='cuda' is not available here: this machine has no CUDA device"):
+        make_batch_agent("greedy-v0", Rules(), device="cuda")
+    for make in (BatchGreedy, BatchRandom, lambda rules: make_batch_agent("greedy-v0", rules)):
+        with pytest.raises(TypeError, match=r"rules='x' is not a Rules: build one with tt_env\.engine\.rules\.Rules"):
+            make("x")
+    for bad in ("False", 0, None):
+        with pytest.raises(ValueError, match=rf"greedy={bad!r} is not allowed: use True or False"):
+            BatchNetwork(lambda obs, mask: mask.float(), greedy=bad)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=rf"greedy={bad!r} is not allowed: use True or False"):
+            make_batch_agent("greedy-v0", Rules(), greedy=bad)  # type: ignore[arg-type]
+    assert BatchNetwork(lambda obs, mask: mask.float(), greedy=np.bool_(False)).greedy is False
+    assert BatchGreedy().rules == Rules() and BatchRandom(None).rules == Rules()

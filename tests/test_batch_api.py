@@ -151,7 +151,7 @@ def test_a_finished_game_stays_as_it_ended_without_autoreset(every_row: bool) ->
     assert all(st.game_over for st in scalar) and bool(game.state.game_over.all())
 
 
-def test_bad_input_is_named() -> None:
+def test_bad_input_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValueError, match="1 to 4 decks"):
         BatchGame(Rules(decks=5), 2)
     with pytest.raises(ValueError, match="num_tables"):
@@ -163,8 +163,12 @@ def test_bad_input_is_named() -> None:
     with pytest.raises(ValueError,
                        match=r"kernels='fast' is not allowed: use one of \['auto', 'c', 'torch', 'triton'\]"):
         BatchGame(Rules(), 2, kernels="fast")
-    with pytest.raises(ValueError, match="backend='c' needs the built C extension .* these are on meta"):
+    with pytest.raises(ValueError, match="device='meta' is not allowed: the batched engine runs on CPUs and CUDA"):
         BatchGame(Rules(), 2, device="meta", kernels="c")
+    with monkeypatch.context() as patched:  # (kernels are checked before any tensor is made on the device)
+        patched.setattr(torch.cuda, "is_available", lambda: True)
+        with pytest.raises(ValueError, match="backend='c' needs the built C extension .* these are on cuda"):
+            BatchGame(Rules(), 2, device="cuda", kernels="c")
     game = BatchGame(Rules(), 2)
     with pytest.raises(RuntimeError, match="reset"):
         game.step(torch.zeros(2, dtype=torch.int64))

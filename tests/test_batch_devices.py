@@ -30,9 +30,21 @@ def test_a_malformed_device_is_named_with_the_allowed_values(device: object) -> 
         checked_device(device)
 
 
-@pytest.mark.parametrize("device", ["cpu", torch.device("cpu"), "meta"])
+@pytest.mark.parametrize("device", ["cpu", torch.device("cpu"), "cpu:0"])
 def test_a_usable_device_comes_back_parsed(device: object) -> None:
     assert checked_device(device) == torch.device(device)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("device", ["mps", "xpu", "meta", torch.device("meta"), "hpu:0"])
+def test_a_device_the_engine_cannot_run_on_is_refused_by_name(device: object) -> None:
+    """"mps" and "xpu" passed the check and failed in torch (NotImplementedError, "Torch not
+    compiled with XPU enabled"), and "meta" was accepted and failed at reset: only CPUs and CUDA pass."""
+    match = re.escape(f"device={device!r} is not allowed: the batched engine runs on CPUs and CUDA GPUs only; "
+                      "use 'cpu', 'cuda' or 'cuda:K'")
+    with pytest.raises(ValueError, match=match):
+        checked_device(device)
+    with pytest.raises(ValueError, match=match):
+        BatchGame(Rules(), 2, device=device)  # type: ignore[arg-type]
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
@@ -88,6 +100,19 @@ def test_a_step_s_inputs_land_on_the_engine_s_device() -> None:
         assert made.device == meta and made.dtype == torch.int64
     assert checked_active([True, False], 2, meta).device == meta
     assert table_mask(torch.tensor([True]), 1, meta, "mask", "the tables to deal new games on").device == meta
+
+
+@pytest.mark.parametrize("actions,got", [(None, "NoneType"), (["a", "b"], "list"), ([[0], [0, 1]], "list"),
+                                          (np.array([None, None]), "ndarray")])
+def test_actions_torch_cannot_read_are_named(actions: object, got: str) -> None:
+    """``step(None)`` or ``step(["a", "b"])`` failed inside torch ("can't convert np.ndarray of type
+    numpy.object_"): such actions are named, as ``table_mask`` names such masks."""
+    game = BatchGame(Rules(), 2)
+    game.reset()
+    with pytest.raises(ValueError, match=rf"actions must be a \(2,\) integer tensor of action ids 0\.\.53, got {got}$"):
+        game.step(actions)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=rf"final_seat must be a \(2,\) integer tensor of seats 0\.\.1, got {got}$"):
+        checked_final_seats(actions, 2, 2, torch.device("cpu"))
 
 
 def test_a_checked_step_reads_the_device_once_with_or_without_final_seats() -> None:

@@ -330,3 +330,17 @@ def test_melds_completely_checks_like_the_solver():
         melds_completely(twice, 0, Rules(), backend="torch")
     assert bool(melds_completely(twice, 0, Rules(decks=2), backend="torch"))
     assert bool(melds_completely(twice, 0, Rules(), backend="c"))   # the C solver takes up to 40 copies
+
+
+@pytest.mark.parametrize("backend", ["torch", "auto"])
+def test_a_chunk_below_one_is_refused_by_name(backend: str) -> None:
+    """``chunk=0`` failed with "range() arg 3 must not be zero" and ``chunk=-1`` in ``torch.cat``:
+    a chunk that is not an int >= 1 is named (whatever the backend); numpy's ints are ints."""
+    counts = torch.zeros(3, 52, dtype=torch.int64)
+    counts[0, [0, 1, 2]] = 1
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match=rf"chunk={bad!r} is not allowed: use None \(the default size\) or "
+                                             rf"an int >= 1"):
+            least_penalty(counts, 5, Rules(), backend=backend, chunk=bad)
+    want = least_penalty(counts, 5, Rules(), backend="torch")
+    assert torch.equal(least_penalty(counts, 5, Rules(), backend="torch", chunk=np.int64(1)), want)

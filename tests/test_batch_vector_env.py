@@ -387,3 +387,34 @@ def test_close_frees_the_tables_and_a_closed_env_is_not_stepped() -> None:
         with pytest.raises(gymnasium.error.ClosedEnvironmentError, match=r"called after close\(\): .*make a new env"):
             call()
     env.close()  # a second close is harmless
+
+
+def test_every_seed_the_env_takes_seeds_its_opponents_too() -> None:
+    """With random-v0 in 2 seats, ``reset(seed=2**64-1)`` (and the constructor's seed) gave opponent
+    1 ``seed + 1``, which a batched agent refuses, after the seats and opponent 0 were reseeded:
+    opponent k's seed is now ``(seed + k) % 2**64``, so every seed the env takes works."""
+    for seed in (2 ** 64 - 1, 2 ** 70 + 3, 5):
+        env = ThreeThirteenVectorEnv(num_envs=2, opponents=["random-v0"], num_players=3, rounds=(1,), seed=seed)
+        assert [o.seed for o in env.opponents] == [seed % 2 ** 64, (seed + 1) % 2 ** 64]
+        first = _played(env, seed)
+        env.reset(seed=0)
+        assert [o.seed for o in env.opponents] == [0, 1]
+        for a, b in zip(first, _played(env, seed), strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("rounds", [(1,), (1, 2)])
+def test_reset_info_holds_no_events_of_games_the_opponents_ended(rounds: tuple[int, ...]) -> None:
+    """A game the opponents end before the learner's first move is no episode, yet its final scores
+    and round went into reset's info; the single env reports none of its events (those of the game
+    the learner then plays, a round already ended, it does): so does the vector env."""
+    kw = dict(opponents=["random-v0"], num_players=3, rounds=rounds, max_turns_per_round=1)
+    env = gymnasium.make_vec("tt_env/ThreeThirteen-v0", num_envs=8, vectorization_mode="vector_entry_point", **kw)
+    single = gymnasium.make("tt_env/ThreeThirteen-v0", **kw)
+    for seed in range(3):
+        _, info = env.reset(seed=seed)
+        _, one = single.reset(seed=seed)
+        assert not info["final_scores"].any() and one["final_scores"] == [0, 0, 0]
+        # the rounds that ended before the learner's first move are those of the game it plays
+        np.testing.assert_array_equal(info["round_number"], env.unwrapped.game.round_number.numpy() - 1)
+        assert (info["round_points"].any(axis=1) == (info["round_number"] > 0)).all()

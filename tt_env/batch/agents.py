@@ -20,6 +20,7 @@ import torch
 
 from ..engine.game import DISCARD_BASE, DRAW_STOCK, NUM_ACTIONS, TAKE_DISCARD
 from ..engine.rules import Rules
+from ..env_checks import checked_flag
 from ..observation import get_layout, observation_size
 from .devices import checked_device
 from .kernels import c_nth_legal as _c_nth_legal
@@ -44,6 +45,15 @@ def agent_seed(seed: Any) -> int:
     if isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_)) and 0 <= seed < 2 ** 64:
         return int(seed)
     raise ValueError(f"seed={seed!r} is not allowed: a batched agent's seed is an integer 0..2**64-1")
+
+
+def checked_rules(rules: Any) -> Rules:
+    """``rules`` of a batched agent (None: ``Rules()``); ``TypeError`` naming it unless a ``Rules``."""
+    if rules is None:
+        return Rules()
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules={rules!r} is not a Rules: build one with tt_env.engine.rules.Rules(...)")
+    return rules
 
 
 def checked_rows(observation: torch.Tensor, action_mask: torch.Tensor, num_players: int | None) -> None:
@@ -92,7 +102,7 @@ class BatchGreedy:
     name = "greedy-v0"
 
     def __init__(self, rules: Rules | None = None) -> None:
-        self.rules = rules or Rules()
+        self.rules = checked_rules(rules)
 
     def __repr__(self) -> str:
         return f"BatchGreedy({self.rules!r})"
@@ -137,7 +147,8 @@ class BatchGreedy:
         value = torch.where(is_wild, ranks[cards].clamp(max=10), values[cards])
         key = left * 10_000 + (20 - value) * 200 + is_wild.long() * 100 + (51 - cards)
         best = cards[rows, torch.where(slots, key, 1 << 40).argmin(dim=1)]
-        return torch.where(drawing, torch.where(take, TAKE_DISCARD, DRAW_STOCK), DISCARD_BASE + best)
+        action = torch.where(drawing, torch.where(take, TAKE_DISCARD, DRAW_STOCK), DISCARD_BASE + best)
+        return torch.where(mask.any(dim=1), action, 0)  # 0 for a row with no legal action, as BatchRandom
 
 
 def _slots(allowed: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -162,7 +173,7 @@ class BatchRandom:
     name = "random-v0"
 
     def __init__(self, rules: Rules | None = None, seed: int = 0, device: str | torch.device = "cpu") -> None:
-        self.rules = rules or Rules()
+        self.rules = checked_rules(rules)
         self.seed = agent_seed(seed)
         self.generator = torch.Generator(device=checked_device(device)).manual_seed(self.seed)
 
@@ -213,7 +224,7 @@ class BatchNetwork:
     def __init__(self, net: Any, name: str = "network", greedy: bool = True, seed: int = 0) -> None:
         self.net = net
         self.name = name
-        self.greedy = greedy
+        self.greedy = checked_flag(greedy, "greedy")
         self.generator: torch.Generator | None = None
         self.seed = agent_seed(seed)
 
@@ -238,7 +249,12 @@ class BatchNetwork:
             return logits.argmax(dim=1).to(observation.device)
         if self.generator is None:
             self.generator = torch.Generator(device=logits.device).manual_seed(self.seed)
-        return torch.multinomial(logits.softmax(dim=1), 1, generator=self.generator).squeeze(1).to(observation.device)
+        # a row with no legal action (a finished table, autoreset=False) samples from even odds and
+        # plays 0, as the greedy argmax and BatchRandom do: no NaN, no wait on the device
+        some = mask.any(dim=1, keepdim=True).to(logits.device)
+        probs = torch.where(some, logits, 0.0).softmax(dim=1)
+        sampled = torch.multinomial(probs, 1, generator=self.generator)
+        return torch.where(some, sampled, 0).squeeze(1).to(observation.device)
 
 
 def make_batch_agent(spec: str, rules: Rules, device: str | torch.device = "cpu", *, seed: int = 0,
@@ -246,7 +262,11 @@ def make_batch_agent(spec: str, rules: Rules, device: str | torch.device = "cpu"
     """A batched agent from ``"greedy-v0"``, ``"random-v0"`` or a network agent name or checkpoint path.
 
     Networks come from the agent registry (:func:`tt_env.agents.make_agent`, which loads
-    checkpoints safely) and are moved to ``device``."""
+    checkpoints safely) and are moved to ``device``. ``device``, ``seed`` and ``greedy`` are
+    checked whatever the agent (greedy-v0 uses none of them)."""
+    device = checked_device(device)
+    seed = agent_seed(seed)
+    greedy = checked_flag(greedy, "greedy")
     if spec == "greedy-v0":
         return BatchGreedy(rules)
     if spec == "random-v0":
@@ -258,4 +278,4 @@ def make_batch_agent(spec: str, rules: Rules, device: str | torch.device = "cpu"
     if net is None:
         raise ValueError(f"agent {spec!r} has no batched version: use greedy-v0, random-v0, or a network agent "
                          f"(a shipped checkpoint name or a checkpoint path)")
-    return BatchNetwork(net.to(checked_device(device)), name=getattr(agent, "name", spec), greedy=greedy, seed=seed)
+    return BatchNetwork(net.to(device), name=getattr(agent, "name", spec), greedy=greedy, seed=seed)

@@ -2,7 +2,9 @@
 
 torch's own errors for a bad device come from deep inside the first tensor made on it, and do not
 say what would do ("Torch not compiled with CUDA enabled", or a list of every backend torch knows).
-Here a device that cannot be used is refused up front, by name, with what this machine allows.
+Here a device that cannot be used is refused up front, by name, with what this machine allows;
+so is any device type but ``cpu`` and ``cuda`` (``mps``, ``xpu``, ``meta`` ...): the engine's
+kernels and its reads of the host run on those two only.
 """
 
 from __future__ import annotations
@@ -16,16 +18,17 @@ ALLOWED = "'cpu', 'cuda' or 'cuda:K' (a str, a torch.device, or K for cuda:K)"
 
 
 def checked_device(device: Any, key: str = "device") -> torch.device:
-    """``device`` as a ``torch.device``; ``ValueError`` if it is malformed or this machine lacks it.
-
-    Device types other than ``cpu`` and ``cuda`` (``mps``, ``xpu`` ...) pass through as torch
-    parses them: the tensor code runs wherever torch does, untested."""
+    """``device`` as a ``torch.device``; ``ValueError`` if it is malformed, not a CPU or CUDA device,
+    or a CUDA device this machine lacks."""
     if isinstance(device, bool) or not isinstance(device, (str, torch.device, int)):
         raise ValueError(f"{key}={device!r} is not allowed: use {ALLOWED}")
     try:
         parsed = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
     except (RuntimeError, ValueError):
         raise ValueError(f"{key}={device!r} is not allowed: use {ALLOWED}") from None
+    if parsed.type not in ("cpu", "cuda"):
+        raise ValueError(f"{key}={device!r} is not allowed: the batched engine runs on CPUs and CUDA GPUs only; "
+                         f"use {ALLOWED}")
     missing = missing_cuda(parsed)
     if missing is not None:
         raise ValueError(f"{key}={device!r} is not available here: {missing}"

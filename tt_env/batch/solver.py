@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -381,6 +382,7 @@ def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Ru
         (B,) int64 tensor on the device of ``counts``.
     """
     wild, decks, c_module = checked_inputs(counts, wild_rank, rules, backend, decks)
+    chunk = checked_chunk(chunk)
     b = counts.shape[0]
     prefix = prefix_tensor(prefix, counts.device)
     if backend == "c" or (backend == "auto" and c_module is not None):  # the C solver checks its hands itself
@@ -398,6 +400,15 @@ def least_penalty(counts: torch.Tensor, wild_rank: torch.Tensor | int, rules: Ru
     return _unwanted_as_minus_one(
         _torch_least_penalty(counts, wild, rules.aces_high, rules.meld_needs_natural, decks, max_cards, chunk,
                              fused, prefix), prefix)
+
+
+def checked_chunk(chunk: object) -> int | None:
+    """``chunk`` (None or an int >= 1, numpy's too) as an int or None; ``ValueError`` naming it otherwise."""
+    if chunk is None:
+        return None
+    if isinstance(chunk, numbers.Integral) and not isinstance(chunk, (bool, np.bool_)) and chunk >= 1:
+        return int(chunk)
+    raise ValueError(f"chunk={chunk!r} is not allowed: use None (the default size) or an int >= 1")
 
 
 def _unwanted_as_minus_one(penalty: torch.Tensor, prefix: torch.Tensor | None) -> torch.Tensor:

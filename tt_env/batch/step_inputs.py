@@ -24,7 +24,10 @@ def integer_rows(values: Any, num_rows: int, device: torch.device, what: str) ->
     """``values`` (a tensor, array or sequence) as a (``num_rows``,) int64 tensor on ``device``;
     ``ValueError`` naming ``what`` (for instance "integer tensor of seats 0..3") if it is not one."""
     if not isinstance(values, torch.Tensor):
-        values = torch.as_tensor(np.asarray(values))
+        try:
+            values = torch.as_tensor(np.asarray(values))
+        except (TypeError, ValueError, RuntimeError):  # (None, strings, ragged lists: torch cannot read them)
+            raise ValueError(f"must be a ({num_rows},) {what}, got {type(values).__name__}") from None
     if values.shape != (num_rows,) or values.dtype.is_floating_point or values.dtype.is_complex \
             or values.dtype == torch.bool:
         raise ValueError(f"must be a ({num_rows},) {what}, got shape {tuple(values.shape)} and dtype {values.dtype}")

@@ -45,6 +45,13 @@ VECTOR_ENV_ARGUMENTS = "num_envs, opponents, seat, illegal_action, reward_mode, 
 """The keyword arguments besides the rule options (named when one is unknown)."""
 
 
+def opponent_seed(seed: int, k: int) -> int:
+    """The seed of opponent ``k``'s generator (from the learner's left, 0 first) for the env's
+    ``seed``: ``(seed + k) % 2**64``. Every seed the env takes (any int >= 0) gives one a batched
+    agent takes (0..2**64-1); below ``2**64 - k`` it is ``seed + k``."""
+    return (int(seed) + k) % 2 ** 64
+
+
 class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
     """``num_envs`` tables, a learner in ``seat`` of each, batched ``opponents`` in the others.
 
@@ -57,7 +64,8 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         reward_mode, num_players, rules, rule options: as ``tt_env.gym_env`` (``rules``, a
             ``Rules``, or rule options; ``num_players`` must agree with ``rules``).
         device: ``None`` for numpy arrays, else the torch device of the engine and of every array.
-        seed: root seed of the tables' deals.
+        seed: root seed of the tables' deals, of the random seats and of the opponents' draws
+            (opponent ``k`` built from a name: :func:`opponent_seed`; ``reset(seed=)`` likewise).
     """
 
     metadata = {"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP, "render_modes": []}
@@ -83,7 +91,7 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
             if not isinstance(o, str):
                 check_agent_rules(o, self.rules)  # (as make_agent checks the scalar envs' agent objects)
         self.opponents: list[BatchAgent] = [
-            make_batch_agent(o, self.rules, self.device, seed=seed + k) if isinstance(o, str) else o
+            make_batch_agent(o, self.rules, self.device, seed=opponent_seed(seed, k)) if isinstance(o, str) else o
             for k, o in enumerate(opponents)]
         self.num_envs = num_envs
         self.seat_mode = seat
@@ -107,11 +115,13 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         self._check_open("reset")
         seed = checked_seed(seed)
         if seed is not None:  # the same episodes again: the seats' draws and the opponents' restart
-            self._seat_seed32 = seed_words(seed)
+            seat_seed32 = seed_words(seed)  # (every seed derived first: a refused one changes nothing)
+            seeds = [opponent_seed(seed, k) for k in range(len(self.opponents))]
+            self._seat_seed32 = seat_seed32
             self._episodes.zero_()
-            for k, agent in enumerate(self.opponents):
+            for agent, agent_seed in zip(self.opponents, seeds, strict=True):
                 if hasattr(agent, "reseed"):
-                    agent.reseed(seed + k)
+                    agent.reseed(agent_seed)
         every = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         self._start_episodes(every)
         ts = self.game.reset(seed=seed)
@@ -228,11 +238,15 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
             pending = torch.where(done & ts.game_over, 0.0, pending + torch.where(done, got, 0.0))
             if final_obs is not None:
                 final_obs.copy_(torch.where((ts.game_over & ~done).unsqueeze(1), ts.final_observation, final_obs))
-            self._events(ts, info, done)
             # an episode that ends here starts the next one; a game the opponents end before the
-            # learner's first move in it is none: the seat, its count and final_seat stay (as gym_env)
+            # learner's first move in it is none: the seat, its count and final_seat stay, and (at
+            # reset) its events go, those of the next game count (as gym_env's reset)
             if episodes:
+                self._events(ts, info, done)
                 self._start_episodes(ts.game_over & ~done)
+            else:
+                self._events(ts, info, torch.zeros_like(done))
+                self._forget_events(info, ts.game_over)
             done |= ts.game_over
         return ts, pending
 
@@ -244,6 +258,12 @@ class ThreeThirteenVectorEnv(gymnasium.vector.VectorEnv):
         info["_round_number"] = torch.where(ended, ts.ended_round, info["_round_number"])
         info["_round_points"] = torch.where(ended.unsqueeze(1), ts.round_points, info["_round_points"])
         info["_final_scores"] = torch.where((ts.game_over & live).unsqueeze(1), ts.scores, info["_final_scores"])
+
+    def _forget_events(self, info: dict, over: torch.Tensor) -> None:
+        """Set the events of the tables ``over`` back to "nothing happened" (:meth:`_blank_info`)."""
+        for key, blank in self._blank_info().items():
+            if key.startswith("_"):
+                info[key] = torch.where(over.view(-1, *[1] * (blank.dim() - 1)), blank, info[key])
 
     def _blank_info(self) -> dict:
         b, n, dev = self.num_envs, self.rules.num_players, self.device
