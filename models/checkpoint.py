@@ -44,6 +44,7 @@ from typing import Any
 import torch
 
 from tt_env import jsonio
+from tt_env.agents.registry import RULE_MISMATCH_HINT
 
 from .networks import NETWORKS, PolicyValueNet, build_network
 
@@ -352,8 +353,7 @@ def check_compatible(meta: dict[str, Any], *, num_players: int | None = None, ob
             was, now = trained.get(key, default), game.get(key, default)
             if was != now:
                 raise CheckpointError(f"{where} was trained with {key}={was!r}, but the game has {key}={now!r} "
-                                      f"(rule mismatch: the network learned other scoring); pass "
-                                      f"allow_rule_mismatch=True (evaluator: --allow-rule-mismatch) to use it anyway")
+                                      f"(rule mismatch: the network learned other scoring){RULE_MISMATCH_HINT}")
 
 
 def _resolve(path: Path, sha: str | None, what: str) -> bytes:

@@ -197,3 +197,20 @@ def test_the_leaderboard_shows_files_and_runs_an_evaluation(page, base_url, tmp_
     assert page.text_content("#eval-progress .label").startswith("done: 4 deals")
     cells = page.locator("#eval-result tbody tr").first.locator("td").all_text_contents()
     assert cells[0] in ("expert-v0", "greedy-v0") and np.isfinite(float(cells[1].split()[0]))
+
+
+def test_a_seed_the_browser_cannot_hold_exactly_is_refused(page, base_url) -> None:
+    """9007199254740993 became 9007199254740992 in JavaScript: the game (or the evaluation) was
+    another seed's than the one typed."""
+    page.goto(base_url + "/play")
+    page.fill("#rules-rounds", "1")
+    page.fill("#seed", "9007199254740993")
+    page.click("#start")
+    page.wait_for_selector("#toast.show.error")
+    assert "use an integer from 0 to 9007199254740991" in page.text_content("#toast")
+    assert page.locator("#hand").count() == 0
+    page.goto(base_url + "/leaderboard")
+    page.fill("#eval-seed", "9007199254740993")
+    page.click("#eval-start")
+    page.wait_for_selector("#toast.show.error")
+    assert "use an integer from 0 to 9007199254740991" in page.text_content("#toast")

@@ -223,3 +223,52 @@ def test_the_field_checkers_shorten_what_they_quote() -> None:
         list_field({"seats": [HUGE]}, "seats", 2, 8)
     assert len(choice.value.message) < 300 and choice.value.message.endswith("use one of ['low', 'high']")
     assert len(listed.value.message) < 300 and listed.value.message.endswith("give a list of 2 to 8 items")
+
+
+@pytest.mark.parametrize("host", ["127.1", "0x7f.0.0.1", "2130706433", "::ffff:127.0.0.1", "localhost.", "LOCALHOST"])
+def test_every_spelling_of_loopback_keeps_the_host_check(host) -> None:
+    """``--host 127.1`` listens on 127.0.0.1, but was taken for another address: the app then
+    answered any ``Host`` (DNS rebinding) and said anyone could reach it."""
+    from tt_env.web.cli import is_loopback
+
+    assert is_loopback(host) and "*" not in allowed_hosts(host)
+    assert not is_loopback("::ffff:10.0.0.1") and not is_loopback("10.1") and not is_loopback("example.com")
+
+
+def test_a_404_quotes_a_long_path_shortened(client) -> None:
+    response = client.get("/api/x/" + "a" * 60_000)
+    assert response.status_code == 404 and len(response.content) < 400
+
+
+def test_a_request_body_is_parsed_off_the_event_loop(client, monkeypatch) -> None:
+    """A large body's parse held the event loop, and every other request with it, for a second."""
+    import asyncio
+
+    from tt_env.web import validate
+
+    seen = []
+    real = validate.parsed_body
+
+    def spy(body: bytes) -> dict:
+        try:
+            asyncio.get_running_loop()
+            seen.append("on the event loop")
+        except RuntimeError:
+            seen.append("in a worker thread")
+        return real(body)
+
+    monkeypatch.setattr(validate, "parsed_body", spy)
+    client.post("/api/results", json={"format": "nothing"})
+    assert seen == ["in a worker thread"]
+
+
+def test_a_rule_refusal_gives_no_advice_the_app_cannot_follow(client) -> None:
+    """A network refusing other scoring told the browser to "pass allow_rule_mismatch=True"."""
+    pytest.importorskip("torch")
+    response = client.post("/api/play", json={"seats": ["human", "ppo-2p-v1"], "rules": {"aces": "high_or_low"},
+                                              "seed": 1})
+    error = response.json()["error"]
+    assert response.status_code == 400 and "aces='high_or_low'" in error and "allow_rule_mismatch" not in error
+    options = client.get("/api/options").json()
+    described = {a["name"]: a["description"] for a in options["agents"]}
+    assert "search" in described.get("ismcts-v1", "search")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tt_env.agents.registry import RULE_MISMATCH_HINT
 from tt_env.engine.rules import Rules
 from tt_env.quoting import short  # noqa: F401  (re-exported: config.py and resume.py quote with it)
 
@@ -109,8 +110,6 @@ def check_mlp_size(key: str, what: str, inputs: int, hidden_sizes: Sequence[int]
 
 
 # ---------------------------------------------------------------- agents
-OVERRIDE_HINT = "; pass allow_rule_mismatch"
-"""Where a checkpoint's rule-mismatch message goes on to an option the trainers do not have."""
 
 
 def agent_fit_problem(spec: str, rules: Rules) -> str | None:
@@ -135,7 +134,7 @@ def agent_fit_problem(spec: str, rules: Rules) -> str | None:
         elif is_checkpoint_spec(spec) or spec in trained_agent_names():
             make_agent(spec, rules)
     except (ValueError, OSError) as exc:
-        return str(exc).split(OVERRIDE_HINT)[0]
+        return str(exc).split(RULE_MISMATCH_HINT)[0]  # (no such option here)
     return None
 
 

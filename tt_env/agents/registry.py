@@ -164,6 +164,9 @@ def make_agent(spec: str | Agent, rules: Rules | None = None, **options: Any) ->
     raise ValueError(f"unknown agent {spec!r}: use a checkpoint path or one of {agent_names()}")
 
 
+RULE_MISMATCH_HINT = "; pass allow_rule_mismatch=True (evaluator: --allow-rule-mismatch) to use it anyway"
+"""How a checkpoint's refusal of other scoring ends (``models.checkpoint.check_compatible``); a
+caller without that option (a trainer's config, the browser app) cuts it off its message."""
 PLAYING_RULES = ("num_players", "aces", "num_decks", "meld_needs_natural")
 """What an agent object built for other rules would play wrongly in a game (its player count,
 card values, cards in play, what melds); rounds and turn limits it reads from its observations."""

@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..engine.rules import ACES_OPTIONS, ALL_ROUNDS, MAX_DECKS, MAX_PLAYERS, MIN_PLAYERS, Rules
 from ..jsonio import to_strict
+from ..quoting import short_text
 from .catalog import AgentCatalog
 from .config import DEFAULT_MAX_GAMES, DEFAULT_MAX_JOBS, LOOPBACK_HOSTS, MAX_EVAL_SECONDS, MAX_WORK_SECONDS
 from .play_game import HUMAN, AgentFailed, PlayGame
@@ -271,7 +272,8 @@ def create_app(*, checkpoints: Sequence[str] = (), max_games: int = DEFAULT_MAX_
         assert isinstance(exc, HTTPException)
         if not request.url.path.startswith("/api/"):
             return Response(f"{exc.status_code} {exc.detail}\n", exc.status_code, media_type="text/plain")
-        return json_answer({"error": f"{exc.detail}: {request.method} {request.url.path}"}, exc.status_code)
+        return json_answer({"error": f"{exc.detail}: {request.method} {short_text(request.url.path)}"},
+                           exc.status_code)
 
     async def agent_failed(request: Request, exc: Exception) -> Response:
         return json_answer({"error": str(exc)}, 500)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..agents import Agent, list_agents, make_agent
+from ..agents.registry import RULE_MISMATCH_HINT
 from ..engine.rules import Rules
 from .validate import RequestError, short_repr
 
@@ -21,6 +22,7 @@ DESCRIPTIONS = {
     "greedy-v0": "keeps the cards that lower its penalty most",
     "expert-v0": "scripted expert with a one-draw lookahead",
     "ismcts-v0": "information-set search (about 0.1 s a move)",
+    "ismcts-v1": "information-set search on a learned belief of the hidden cards (about 0.1 s a move)",
 }
 SEARCH_AGENTS = ("ismcts-v0", "ismcts-v1")
 """The slow agents: each move is a search of about 0.1 s (more in big rounds), a thousand times an
@@ -79,8 +81,9 @@ class AgentCatalog:
         self.check(name, rules.num_players)
         try:
             return make_agent(name, rules)
-        except (ValueError, ImportError, OSError) as exc:
-            raise RequestError(f"agent {name} cannot play these rules: {exc}") from None
+        except (ValueError, ImportError, OSError) as exc:  # (the app has no allow_rule_mismatch to advise)
+            reason = str(exc).split(RULE_MISMATCH_HINT)[0]
+            raise RequestError(f"agent {name} cannot play these rules: {reason}") from None
 
 
 def checkpoint_players(path: str) -> int:

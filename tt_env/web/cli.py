@@ -106,13 +106,21 @@ def serve_in_background(app: Any, host: str = "127.0.0.1", port: int = 0) -> Ite
 
 
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost in any case)."""
-    if host.lower() == "localhost":
+    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost in any case), in every
+    spelling the socket binds to: ``127.1`` (the C library's short forms), ``::ffff:127.0.0.1``
+    (IPv4 mapped into IPv6), ``localhost.`` (a fully qualified name). Any spelling taken for another
+    address would open the app to DNS rebinding while it listens on loopback."""
+    if host.lower().rstrip(".") == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        address = ipaddress.ip_address(host)
     except ValueError:
-        return False
+        try:
+            address = ipaddress.ip_address(socket.inet_aton(host))  # 127.1, 0x7f.1, 2130706433
+        except OSError:
+            return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 def main(argv: list[str] | None = None) -> int:

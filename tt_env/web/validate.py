@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from ..engine.game import max_actions
@@ -50,8 +51,16 @@ async def read_json(request: Request, *, limit: int = MAX_BODY_BYTES) -> dict[st
         body += chunk
         if len(body) > limit:
             raise RequestError(f"the request body is over {limit} bytes", 413)
+    # parsed and walked in a worker thread: a large body would hold the event loop, and with it
+    # every other request, for a second or more
+    return await run_in_threadpool(parsed_body, bytes(body))
+
+
+def parsed_body(body: bytes) -> dict[str, Any]:
+    """The JSON object of a request ``body``, not nested past :data:`MAX_JSON_DEPTH`
+    (:class:`RequestError` naming what is wrong)."""
     try:
-        data = json.loads(bytes(body) or b"null")
+        data = json.loads(body or b"null")
     except RecursionError:
         raise RequestError(TOO_DEEP) from None
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, integers past Python's digit limit

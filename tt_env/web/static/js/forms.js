@@ -86,7 +86,10 @@ export function readSeed(id = "seed") {
   const text = document.getElementById(id).value.trim();
   if (text === "") return undefined;
   const seed = Number(text);
-  if (!Number.isInteger(seed) || seed < 0) throw new Error(`seed ${JSON.stringify(text)}: use an integer >= 0 or leave it empty`);
+  // above 2**53 - 1 a JavaScript number drops the low digits: the server would get another seed
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(seed)) {
+    throw new Error(`seed ${JSON.stringify(text)}: use an integer from 0 to ${Number.MAX_SAFE_INTEGER} or leave it empty`);
+  }
   return seed;
 }
 

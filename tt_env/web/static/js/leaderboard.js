@@ -1,6 +1,6 @@
 // The Leaderboard page: result files of training.leaderboard / training.evaluate as tables, and a small evaluation.
 import { api, downloadJSON, h, notify } from "./api.js";
-import { rulesForm, seatPicker } from "./forms.js";
+import { readSeed, rulesForm, seatPicker } from "./forms.js";
 
 const NS = "http://www.w3.org/2000/svg";
 const page = { options: null, agents: null, rules: null, job: null, timer: null };
@@ -144,7 +144,7 @@ async function startEvaluation() {
   let body;
   try {
     body = { agents: page.agents.read(), rules: page.rules.read(), deals: Number($("eval-deals").value),
-             seed: Number($("eval-seed").value) };
+             seed: readSeed("eval-seed") ?? 0 };
   } catch (err) {
     notify(err.message, { error: true });
     return;
