@@ -28,6 +28,7 @@ import torch
 
 from tt_env.agents import register_agent, register_checkpoint_loader
 from tt_env.engine.rules import Rules
+from tt_env.env_checks import checked_flag
 from tt_env.observation import OBS_VERSION, observation_size
 
 from .agent_info import is_checkpoint_spec
@@ -48,10 +49,12 @@ def load_agent(path: str | Path, rules: Rules | None = None, greedy: bool = True
     """
     rules = rules or Rules()
     n = rules.num_players
+    greedy, allow_rule_mismatch = checked_flag(greedy, "greedy"), checked_flag(allow_rule_mismatch,
+                                                                               "allow_rule_mismatch")
     torch.set_num_threads(1)  # one move at a time: more threads only contend
     net, meta = load_checkpoint(path, num_players=n, obs_version=OBS_VERSION, obs_size=observation_size(n),
                                 rules=rules, allow_rule_mismatch=allow_rule_mismatch)
-    return CheckpointAgent(net, name=name or Path(path).stem, greedy=greedy, meta=meta)
+    return CheckpointAgent(net, name=name or Path(path).stem, greedy=greedy, meta=meta, rules=rules)
 
 
 def _loader(path: str, rules: Rules, *, greedy: bool = True, allow_rule_mismatch: bool = False) -> CheckpointAgent:

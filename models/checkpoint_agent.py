@@ -14,26 +14,37 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from tt_env.agents.base import checked_mask
+from tt_env.agents.greedy import hand_from_observation
+from tt_env.engine.rules import Rules
+from tt_env.env_checks import checked_flag
+from tt_env.observation import NUM_ACTIONS, get_layout, num_players_of
+
 from .batch_policy import BatchPolicy
 from .networks import PolicyValueNet
+
+
+def observation_phase(observation: np.ndarray) -> int:
+    """0 (draw) or 1 (discard): the phase an observation is in."""
+    return int(observation[get_layout(num_players_of(observation)).phase + 1] > 0.5)
 
 
 class CheckpointAgent:
     """An agent of the common interface backed by a policy network."""
 
     def __init__(self, net: PolicyValueNet, name: str = "checkpoint", greedy: bool = True,
-                 meta: dict | None = None) -> None:
+                 meta: dict | None = None, rules: Rules | None = None) -> None:
         self.net = net.eval()
         self.name = name
-        self.greedy = greedy
+        self.greedy = checked_flag(greedy, "greedy")
         self.meta = meta or {}
+        self.rules = rules
+        """The game's rules it was loaded for (``load_agent``): an environment given this object
+        checks them against its own (``tt_env.agents.registry.check_agent_rules``)."""
         self.policy = BatchPolicy(self.net)  # traced (half the CPU of eager) on first use
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
         """The argmax legal action (``greedy``) or one drawn from the masked policy with ``rng``."""
-        legal = np.asarray(action_mask) > 0
-        if not legal.any():
-            raise ValueError("no legal action in the mask: the agent was asked to act out of turn")
         return self.act_batch([observation], [action_mask], [rng])[0]
 
     @torch.inference_mode()
@@ -44,14 +55,23 @@ class CheckpointAgent:
         Row ``i`` samples with ``rngs[i]`` (``greedy=False``); its choice is the same whatever
         the batch it comes in (module docstring).
         """
-        obs = np.asarray(observations, dtype=np.float32).reshape(-1, self.net.obs_size)
-        legal = np.asarray(action_masks).reshape(len(obs), -1) > 0
-        if len(rngs) != len(obs):
-            raise ValueError(f"act_batch got {len(obs)} observations but {len(rngs)} rngs: give one rng per row")
-        playable = legal.any(axis=1)
-        if not playable.all():
-            row = int(np.flatnonzero(~playable)[0])
-            raise ValueError(f"no legal action in the mask of row {row}: the agent was asked to act out of turn")
+        obs = np.asarray(observations, dtype=np.float32)
+        if obs.size % self.net.obs_size or (obs.ndim > 1 and obs.shape[-1] != self.net.obs_size):
+            raise ValueError(f"act_batch takes observations of length {self.net.obs_size} (the network's "
+                             f"{self.net.num_players}-player layout), got an array of shape {obs.shape}")
+        obs = obs.reshape(-1, self.net.obs_size)
+        masks = np.asarray(action_masks)
+        if masks.shape != (len(obs), NUM_ACTIONS) or len(rngs) != len(obs):
+            raise ValueError(f"act_batch takes one {NUM_ACTIONS}-entry mask and one rng per observation: got "
+                             f"{len(obs)} observations, masks of shape {masks.shape} and {len(rngs)} rngs")
+        if not len(obs):
+            return []
+        for row, mask in enumerate(masks):  # a mask that means nothing here gets no answer (as scripted agents)
+            try:
+                checked_mask(mask, hand_from_observation(obs[row])[0], observation_phase(obs[row]))
+            except ValueError as exc:
+                raise ValueError(f"row {row}: {exc}" if len(obs) > 1 else str(exc)) from None
+        legal = masks > 0
         # MaskedCategorical's masking
         logits = np.where(legal, self.policy.logits(self.net.as_input(obs, legal)), -np.inf)
         if self.greedy:

@@ -219,7 +219,7 @@ def load_sb3_agent(path: str | Path, rules: Rules | None = None, greedy: bool = 
                      obs_size=observation_size(rules.num_players), rules=rules,
                      allow_rule_mismatch=allow_rule_mismatch, where=f"SB3 model {str(path)!r}")
     torch.set_num_threads(1)
-    return CheckpointAgent(net, name=Path(path).stem, greedy=greedy, meta=meta)
+    return CheckpointAgent(net, name=Path(path).stem, greedy=greedy, meta=meta, rules=rules)
 
 
 def export(path: str | Path, out: str | Path, overwrite: bool = False) -> Path:

@@ -242,11 +242,36 @@ def test_act_batch_matches_the_network_argmax(tmp_path):
 def test_act_batch_bad_input_names_the_problem(tmp_path):
     agent = load_agent(saved(tmp_path), Rules())
     obs, masks = positions(Rules(), 3)
-    with pytest.raises(ValueError, match="act_batch got 3 observations but 2 rngs: give one rng per row"):
+    with pytest.raises(ValueError, match=r"act_batch takes one 54-entry mask and one rng per observation: got 3 "
+                                         r"observations, masks of shape \(3, 54\) and 2 rngs"):
         agent.act_batch(obs, masks, [None, None])
-    masks[1] = 0
-    with pytest.raises(ValueError, match="no legal action in the mask of row 1"):
-        agent.act_batch(obs, masks, [None] * 3)
+    with pytest.raises(ValueError, match=r"got 3 observations, masks of shape \(2, 54\) and 3 rngs"):
+        agent.act_batch(obs, masks[:2], [None] * 3)  # (an IndexError deep inside, before)
+    with pytest.raises(ValueError, match=r"observations of length 294 .* got an array of shape \(3, 293\)"):
+        agent.act_batch(obs[:, :-1], masks, [None] * 3)
+    assert agent.act_batch(obs[:0], masks[:0], []) == []
+    bad = masks.copy()
+    bad[1] = 0
+    with pytest.raises(ValueError, match="row 1: no legal action in the mask"):
+        agent.act_batch(obs, bad, [None] * 3)
+
+
+def test_a_network_refuses_a_mask_that_means_nothing_as_scripted_agents_do(tmp_path):
+    """A draw-only mask in the discard phase got a draw back; a discard of a card not held, a
+    numpy error; 2s in the mask were taken as legal."""
+    agent = load_agent(saved(tmp_path), Rules())
+    obs, masks = positions(Rules(), 40)
+    row = next(i for i in range(40) if masks[i][2:].any())  # a discard phase
+    hand = [c for c in range(52) if masks[row][2 + c]]
+    for change, message in (
+            (lambda m: (m.__setitem__(slice(None), 0), m.__setitem__(0, 1)), "the observation is in the discard phase"),
+            (lambda m: m.__setitem__(0, 1), "allows both draws and discards"),
+            (lambda m: m.__setitem__(2 + next(c for c in range(52) if c not in hand), 1), "which the observation.s hand does not hold"),
+            (lambda m: m.__setitem__(2 + hand[0], 2), "holds 0 or 1")):
+        mask = masks[row].copy()
+        change(mask)
+        with pytest.raises(ValueError, match=message):
+            agent.act(obs[row], mask, None)
 
 
 # ---------------------------------------------------------------- the solver features, batched
@@ -416,3 +441,18 @@ def test_cli_refuses_a_zero_batch_size(capsys):
 
 def test_checkpoint_agent_is_batch_capable():
     assert callable(getattr(CheckpointAgent, "act_batch", None))
+
+
+def test_a_network_agent_s_flags_and_rules_are_checked(tmp_path):
+    """``greedy="false"`` played argmax and ``allow_rule_mismatch="no"`` turned the check off (truthy
+    strings); a network agent object had no ``rules``, so an env took it for any game."""
+    import gymnasium
+
+    path = saved(tmp_path)
+    for option in ("greedy", "allow_rule_mismatch"):
+        with pytest.raises(ValueError, match=rf"{option}='false' is not allowed: use True or False"):
+            load_agent(path, Rules(), **{option: "false"})
+    agent = load_agent(path, Rules())
+    assert agent.rules == Rules()
+    with pytest.raises(ValueError, match=r"was built for max_turns_per_round=200, but the game has max_turns_per_round"):
+        gymnasium.make("tt_env/ThreeThirteen-v0", opponents=[agent], max_turns_per_round=30)

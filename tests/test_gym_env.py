@@ -95,12 +95,16 @@ def test_opponents_as_objects_and_repeated() -> None:
 ])
 def test_an_agent_object_built_for_other_rules_is_refused(built: dict, game: dict, key: str) -> None:
     """An agent object plays by the rules it was built with: other card values, decks or players
-    would play the env's game wrongly without a word. Rounds and turn limits may differ."""
+    would play the env's game wrongly without a word. Rounds may differ; turn limits may not
+    (expert-v0 counts the turns left with its own)."""
     from tt_env.agents import ExpertAgent
 
     with pytest.raises(ValueError, match=rf"agent .* was built for {key}=.*, but the game has {key}="):
         ThreeThirteenGymEnv(opponents=ExpertAgent(Rules(**built)), **game)
-    ThreeThirteenGymEnv(opponents=ExpertAgent(Rules(**game)), rounds=(1, 2), max_turns_per_round=40, **game)
+    ThreeThirteenGymEnv(opponents=ExpertAgent(Rules(**game, max_turns_per_round=40)), rounds=(1, 2),
+                        max_turns_per_round=40, **game)
+    with pytest.raises(ValueError, match=r"was built for max_turns_per_round=200, but the game has max_turns_per_"):
+        ThreeThirteenGymEnv(opponents=ExpertAgent(Rules(**game)), max_turns_per_round=40, **game)
     with pytest.raises(TypeError, match=r"rules=\{'num_players': 3\} is not a Rules: build one with"):
         make_agent("greedy-v0", {"num_players": 3})  # type: ignore[arg-type]
 

@@ -167,9 +167,12 @@ def make_agent(spec: str | Agent, rules: Rules | None = None, **options: Any) ->
 RULE_MISMATCH_HINT = "; pass allow_rule_mismatch=True (evaluator: --allow-rule-mismatch) to use it anyway"
 """How a checkpoint's refusal of other scoring ends (``models.checkpoint.check_compatible``); a
 caller without that option (a trainer's config, the browser app) cuts it off its message."""
-PLAYING_RULES = ("num_players", "aces", "num_decks", "meld_needs_natural")
-"""What an agent object built for other rules would play wrongly in a game (its player count,
-card values, cards in play, what melds); rounds and turn limits it reads from its observations."""
+PLAYING_RULES = ("num_players", "aces", "num_decks", "meld_needs_natural", "max_turns_per_round",
+                 "discard_drawn_discard")
+"""What an agent object built for other rules would play wrongly in a game: its player count, card
+values, cards in play, what melds, and what it plans with (expert-v0 counts the turns left, the
+searches simulate the game, every scripted agent reads whether the card just taken may be thrown);
+the rounds it reads from its observations."""
 
 
 def checked_rules(rules: object) -> Rules:
