@@ -245,7 +245,8 @@ def load_belief(spec: str | os.PathLike, *, rules: Rules | None = None, allow_ru
     """
     if isinstance(spec, str) and spec in SHIPPED:
         path, name = SHIPPED[spec], spec
-    elif isinstance(spec, str) and spec.startswith("belief-") and not spec.endswith(".pt"):
+    elif isinstance(spec, str) and not spec.endswith(".pt") and "/" not in spec and os.sep not in spec \
+            and not Path(spec).with_suffix(".json").exists():  # a name, not a path: of no shipped belief
         raise CheckpointError(f"unknown belief {spec!r}: shipped beliefs are {sorted(SHIPPED)}, or give a path")
     else:
         path, name = Path(spec), str(spec)

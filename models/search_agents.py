@@ -7,10 +7,15 @@ for names it does not know), because the belief is a torch network. The search i
 
 from __future__ import annotations
 
+import os
+
+import numpy as np
+
 from tt_env.agents import register_agent
 from tt_env.agents.ismcts import ISMCTSAgent
 from tt_env.engine.rules import Rules
 
+from .belief import SHIPPED as BELIEFS
 from .belief import load_belief
 
 ISMCTS_V1_DEFAULTS = {"candidates": 2, "z": 3.0, "margin": 1.0, "tilt": 0.025, "infer": 6, "horizon": 0}
@@ -48,7 +53,10 @@ def ismcts_v1(rules: Rules, *, belief: object = None, worlds: int | None = None,
     min_worlds = default_min if min_worlds is None else min_worlds
     if belief is None:
         belief = f"belief-{rules.num_players}p-v0"
-    numeric = isinstance(belief, (int, float)) and not isinstance(belief, bool)
+    numeric = isinstance(belief, (int, float, np.number)) and not isinstance(belief, (bool, np.bool_))
+    if not (numeric or hasattr(belief, "sample_unknown") or isinstance(belief, (str, os.PathLike))):
+        raise ValueError(f"belief={belief!r} is not allowed: use a shipped belief's name ({sorted(BELIEFS)}), a "
+                         f"belief checkpoint's path, a loaded belief, or a number (ismcts-v0's tilt)")
     model = belief if numeric or hasattr(belief, "sample_unknown") else load_belief(
         belief, rules=rules, allow_rule_mismatch=allow_rule_mismatch)
     agent = ISMCTSAgent(rules, worlds=worlds, min_worlds=min_worlds, candidates=candidates, z=z, margin=margin,

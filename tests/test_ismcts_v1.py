@@ -72,7 +72,9 @@ def test_the_readme_table_matches_the_defaults():
         assert f"| `{key}` | {value} |" in section, key
     w = WORLDS_BY_PLAYERS
     assert f"| `worlds` | {w[2]} at 2 players, {w[3]} at 3, {w[4]} at 4 |" in section
-    assert "| `min_worlds` | half of `worlds` |" in section
+    low = [default_worlds(n)[1] for n in (2, 3, 4)]  # half the default worlds, whatever worlds is given
+    assert f"| `min_worlds` | {low[0]} at 2 players, {low[1]} at 3, {low[2]} at 4 or more (half the default " in section
+    assert make_agent("ismcts-v1", Rules(), worlds=32).min_worlds == low[0]
 
 
 @pytest.mark.parametrize("num_players", [2, 3])
@@ -152,3 +154,16 @@ def test_allow_rule_mismatch_reaches_the_belief_as_the_evaluator_passes_it():
     assert build_agent("greedy-v0", rules, allow_rule_mismatch=True).name == "greedy-v0"  # (not given to it)
     with pytest.raises(CheckpointError, match="deck count mismatch"):  # the deck count must still fit
         build_agent("ismcts-v1", Rules(decks=2, aces="high_or_low"), allow_rule_mismatch=True)
+
+
+def test_numpy_numbers_are_options_and_a_belief_of_the_wrong_kind_is_named():
+    """ismcts refused ``worlds=np.int64(8)`` as "not an int"; ``belief=True`` failed inside
+    ``os.fspath``; a belief name of no shipped belief looked for a sidecar file."""
+    agent = make_agent("ismcts-v0", Rules(), worlds=np.int64(8), min_worlds=np.int32(4), z=np.float32(1.5))
+    assert (agent.worlds, agent.min_worlds) == (8, 4) and isinstance(agent.worlds, int)
+    with pytest.raises(ValueError, match=r"worlds=True is not allowed"):
+        make_agent("ismcts-v0", Rules(), worlds=np.bool_(True))
+    with pytest.raises(ValueError, match=r"belief=True is not allowed: use a shipped belief's name \(\['belief-2p-v0'"):
+        make_agent("ismcts-v1", Rules(), belief=True)
+    with pytest.raises(ValueError, match=r"unknown belief 'nope': shipped beliefs are \['belief-2p-v0'"):
+        make_agent("ismcts-v1", Rules(), belief="nope")

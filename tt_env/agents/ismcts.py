@@ -161,6 +161,12 @@ class ISMCTSAgent:
                  exact_last_turn: bool = True, margin: float = 0.0, tilt: float = 0.0, infer: int = 0,
                  horizon: int = 0) -> None:
         self.rules = rules or Rules()
+        # numpy's numbers as Python's (np.int64(8) is a fine world count; np.bool_ stays refused)
+        worlds, min_worlds, candidates, tree_depth, belief_steps, infer, horizon, z, exploration, margin, tilt = (
+            v.item() if isinstance(v, np.generic) else v
+            for v in (worlds, min_worlds, candidates, tree_depth, belief_steps, infer, horizon, z, exploration, margin,
+                      tilt))
+        belief = belief.item() if isinstance(belief, np.generic) else belief
         for key, value, low in (("worlds", worlds, 1), ("min_worlds", min_worlds, 1), ("candidates", candidates, 1),
                                 ("tree_depth", tree_depth, 0), ("belief_steps", belief_steps, 0), ("infer", infer, 0),
                                 ("horizon", horizon, 0)):
