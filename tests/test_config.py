@@ -501,6 +501,10 @@ def test_odd_yaml_is_one_line_not_a_traceback(tmp_path):
                      f"rules={{rounds: [{huge}]}}"):
         with pytest.raises(ConfigError, match=r"is not allowed: use numbers below 2\*\*63 in size$"):
             load_config(SelfPlayConfig, None, [override])
+    with pytest.raises(ConfigError, match=r"is not allowed: use numbers below 2\*\*63 in size$"):
+        load_config(SelfPlayConfig, None, [f"rules.max_turns_per_round={2 ** 63}"])  # the bound itself
+    below = load_config(SelfPlayConfig, None, [f"rules.max_turns_per_round={2 ** 63 - 1}"])  # one under it
+    assert below.train_rules().max_turns_per_round == 2 ** 63 - 1
     cfg = load_config(BatchPPOConfig, None, ["opponents={self: 5e-1, greedy-v0: 5e-1}", "learning_rate=1e-3"])
     assert cfg.opponents == {"self": 0.5, "greedy-v0": 0.5} and cfg.learning_rate == 0.001
     with pytest.raises(ConfigError, match=r"total_steps=100000.0 has the wrong type: expected int"):

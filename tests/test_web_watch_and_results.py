@@ -231,3 +231,27 @@ def test_evaluation_requests_are_checked(client, body, words) -> None:
 
 def test_unknown_evaluation_is_404(client) -> None:
     assert client.get("/api/evaluations/nope").status_code == 404
+
+
+def test_an_evaluation_of_three_agents_is_the_command_s_every_order_included(client) -> None:
+    """The app seats a deal as ``training.evaluate`` does (every order up to 4 agents): its report
+    is the command's for the same agents, deals, seed and rules."""
+    from training.evaluate import evaluate
+
+    body = {"agents": ["expert-v0", "greedy-v0", "random-v0"], "deals": 2, "seed": 5, "rules": {"rounds": [1, 2]}}
+    started = client.post("/api/evaluations", json=body)
+    assert started.status_code == 202, started.text
+    job = started.json()["job_id"]
+    for _ in range(500):
+        status = client.get(f"/api/evaluations/{job}").json()
+        if status["status"] != "running":
+            break
+        time.sleep(0.02)
+    report = status["report"]
+    expected, _ = evaluate(body["agents"], 2, 5, Rules(num_players=3, rounds=(1, 2)), batch_size=1)
+    assert (report["seating"], report["seatings"], report["games_played"]) == ("permutations", 6, 12)
+    drop = ("seconds", "games_per_second")
+    same = {k: v for k, v in report.items() if k not in drop}, {k: v for k, v in expected.items() if k not in drop}
+    for side in same:
+        side["agents"] = [{k: v for k, v in a.items() if k != "ms_per_move"} for a in side["agents"]]
+    assert same[0] == same[1]
