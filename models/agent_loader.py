@@ -54,6 +54,8 @@ def load_agent(path: str | Path, rules: Rules | None = None, greedy: bool = True
     torch.set_num_threads(1)  # one move at a time: more threads only contend
     net, meta = load_checkpoint(path, num_players=n, obs_version=OBS_VERSION, obs_size=observation_size(n),
                                 rules=rules, allow_rule_mismatch=allow_rule_mismatch)
+    if hasattr(net, "play_under"):  # features of the game on the table (its turn limit, decks)
+        net.play_under(rules)
     return CheckpointAgent(net, name=name or Path(path).stem, greedy=greedy, meta=meta, rules=rules)
 
 

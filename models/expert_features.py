@@ -40,9 +40,11 @@ class ExpertFeaturizer:
     """Computes the expert features of observations under fixed rules (one expert-v0 inside)."""
 
     def __init__(self, num_players: int, aces_high: bool = False, meld_needs_natural: bool = False,
-                 exact_last_turn: bool = False) -> None:
-        rules = Rules(num_players=num_players, aces="high_or_low" if aces_high else "low",
-                      meld_needs_natural=meld_needs_natural)
+                 exact_last_turn: bool = False, rules: Rules | None = None) -> None:
+        """``rules``: the game's, when it is known (its turn limit, decks and
+        ``discard_drawn_discard`` are the expert's too); else a full game of this scoring."""
+        rules = rules or Rules(num_players=num_players, aces="high_or_low" if aces_high else "low",
+                               meld_needs_natural=meld_needs_natural)
         self.num_players = num_players
         self.rules = rules
         self.exact_last_turn = bool(exact_last_turn)

@@ -406,6 +406,15 @@ class CardNet(PolicyValueNet):
                 "exact_last_turn": self.exact_last_turn, "lookahead_features": self.lookahead_features,
                 "solver_shortcuts": self.solver_shortcuts, "decks": self.decks}
 
+    def play_under(self, rules: Rules) -> None:
+        """Compute the features for the game ``rules`` a loaded network plays (its turn limit, decks
+        and ``discard_drawn_discard`` may differ from those it was built for, its scoring not):
+        the expert's and the lookahead's inputs then describe the game on the table."""
+        if self.expert_features:
+            self._expert = ExpertFeaturizer(self.num_players, self.aces_high, self.meld_needs_natural,
+                                            self.exact_last_turn, rules=rules)
+        self.num_decks = rules.num_decks
+
     @staticmethod
     def rule_kwargs(rules: Rules) -> dict[str, Any]:
         """The constructor arguments that follow the game's rules: the ace rule, ``meld_needs_natural``

@@ -56,9 +56,10 @@ def test_a_state_that_does_not_fit_is_refused_and_the_batch_plays_on(spoil, mess
     """A failed load wrote its fields one by one: table 0 kept the new hands with the old stock
     (duplicate cards) and played on without an error; card -1 became the king of spades."""
     game, rules = _game()
-    game.reset()
     twin, _ = _game()
-    twin.reset()
+    for g in (game, twin):  # one draw each: the batch discards next (its lockstep), the states draw
+        g.reset()
+        g.step(torch.zeros(2, dtype=torch.int64))
     before = snapshot(game)
     states = _states(rules)
     spoil(states[1])

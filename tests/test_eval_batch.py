@@ -11,7 +11,7 @@ import torch
 
 from models import build_network
 from models import batch_policy as bp
-from models.agent_loader import CheckpointAgent, load_agent
+from models.agent_loader import CHECKPOINT_DIR, CheckpointAgent, load_agent
 from models.checkpoint import save_checkpoint
 from models.features import PENALTY_SCALE, solver_features
 from tt_env.agents import RandomAgent
@@ -456,3 +456,18 @@ def test_a_network_agent_s_flags_and_rules_are_checked(tmp_path):
     assert agent.rules == Rules()
     with pytest.raises(ValueError, match=r"was built for max_turns_per_round=200, but the game has max_turns_per_round"):
         gymnasium.make("tt_env/ThreeThirteen-v0", opponents=[agent], max_turns_per_round=30)
+
+
+def test_a_loaded_network_computes_its_features_for_the_game_on_the_table():
+    """The expert features were computed for a full game of 200 turns and the automatic decks
+    whatever the game (its turn limit and decks may differ from the network's): 973 of 1,500
+    positions of a 30-turn game had other features, 76 another move."""
+    from models.expert_features import ExpertFeaturizer
+
+    game = Rules(max_turns_per_round=30, decks=3)
+    agent = load_agent(CHECKPOINT_DIR / "ppo-2p-v1.pt", game)
+    assert agent.net._expert.rules == game and agent.net.num_decks == 3
+    obs, masks = positions(game, 20)
+    expected = ExpertFeaturizer(2, exact_last_turn=agent.net.exact_last_turn, rules=game)(obs, masks)
+    got = agent.net._expert(obs, masks)
+    assert all(np.array_equal(a, b) for a, b in zip(got, expected, strict=True))
