@@ -166,8 +166,8 @@ def test_an_evaluation_of_many_search_agents_is_refused(client) -> None:
     error = response.json()["error"]
     assert "6 search agent(s) x 200 deals x 6 seatings x 11 rounds" in error and str(MAX_SEARCH_WORK) in error
     assert "even one deal is too much" in error
-    three = client.post("/api/evaluations", json={"agents": ["ismcts-v0"] * 3, "deals": 10})  # 3! orders a deal
-    assert three.status_code == 400 and "3 search agent(s) x 10 deals x 6 seatings x 11 rounds" in three.json()["error"]
+    three = client.post("/api/evaluations", json={"agents": ["ismcts-v0", "expert-v0", "greedy-v0"], "deals": 10})
+    assert three.status_code == 400 and "1 search agent(s) x 10 deals x 6 seatings x 11 rounds" in three.json()["error"]
     two = client.post("/api/evaluations", json={"agents": ["ismcts-v0", "expert-v0"], "deals": 20})
     assert two.status_code == 400 and "at most 9 deal(s)" in two.json()["error"]
 
@@ -178,9 +178,12 @@ def test_the_search_work_bound() -> None:
     check_work(["ismcts-v0", "expert-v0"], 100, Rules(num_players=2, rounds=(1,)), slow)  # 200: at the bound
     with pytest.raises(RequestError, match="at most 100 deal"):
         check_work(["ismcts-v0", "expert-v0"], 101, Rules(num_players=2, rounds=(1,)), slow)
-    check_work(["ismcts-v1"] * 3, 1, Rules(num_players=3), slow)  # 3 x 3! orders x 11 rounds = 198
+    check_work(["ismcts-v1"] * 3, 2, Rules(num_players=3), slow)  # 3 x 3 rotations x 11 rounds x 2 = 198
+    with pytest.raises(RequestError, match="at most 2 deal"):
+        check_work(["ismcts-v1"] * 3, 3, Rules(num_players=3), slow)
+    check_work(["ismcts-v1", "ismcts-v0", "expert-v0"], 1, Rules(num_players=3), slow)  # 2 x 3! orders x 11 = 132
     with pytest.raises(RequestError, match="at most 1 deal"):
-        check_work(["ismcts-v1"] * 3, 2, Rules(num_players=3), slow)
+        check_work(["ismcts-v1", "ismcts-v0", "expert-v0"], 2, Rules(num_players=3), slow)
 
 
 def wait_for(client: TestClient, job: str, seconds: float = 20) -> dict:

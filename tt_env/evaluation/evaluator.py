@@ -10,8 +10,10 @@ N-player game). ``--games`` is the number of deals; each deal is played once per
 ``--seatings rotations`` plays the N cyclic rotations of the seats, ``permutations`` all N!
 orders, so that who sits after whom (who takes whose discards) cancels out as well; with three
 or more different agents, rotations alone give numbers that depend on the order the agents are
-named in. The default, ``auto``, is ``permutations`` up to 4 agents (at most 24 games a deal)
-and ``rotations`` for 5 and 6 (120 and 720 orders); at 2 agents the two are the same.
+named in. The default, ``auto``, is ``permutations`` for three or more different agents at a
+table of up to 4 (at most 24 games a deal), else ``rotations``: at 2 agents the two are the
+same, one agent against copies of another is seated every way by the rotations, and 5 or 6
+agents have 120 or 720 orders.
 ``games_played = games * seatings``. Same ``--seed``, same numbers, whatever ``--workers`` and
 ``--batch-size``.
 
@@ -84,7 +86,7 @@ MIN_AGENTS, MAX_AGENTS = 2, 6
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 APPEND_FLAG = "--append-games"
 AUTO_PERMUTATIONS = 4
-"""``seatings="auto"``: all orders up to this many agents (24 games a deal), rotations above."""
+"""``seatings="auto"``: all orders of 3 or more different agents up to this many (24 games a deal)."""
 
 
 def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = None, workers: int = 1,
@@ -110,7 +112,7 @@ def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = 
     rules = rules or Rules(num_players=len(specs))
     if rules.num_players != len(specs):
         raise ValueError(f"{len(specs)} agents need num_players={len(specs)}, got {rules.num_players}")
-    seatings = resolved_seatings(seatings, len(specs))
+    seatings = resolved_seatings(seatings, specs)
     start = time.perf_counter()
     if progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -132,10 +134,14 @@ def evaluate(specs: Sequence[str], games: int, seed: int, rules: Rules | None = 
     return build_report(deals, specs, games, seed, rules, time.perf_counter() - start, seatings), deals
 
 
-def resolved_seatings(seatings: str, num_agents: int) -> str:
-    """``"auto"`` as it plays at ``num_agents`` (:data:`AUTO_PERMUTATIONS`); a scheme of ``SEATINGS`` as it is."""
+def resolved_seatings(seatings: str, specs: Sequence[str]) -> str:
+    """``"auto"`` as it seats ``specs``: every order where three or more different agents sit at a
+    table of up to :data:`AUTO_PERMUTATIONS` (with one agent against copies of another, the order
+    among the copies changes nothing, and the rotations are every arrangement); a scheme of
+    ``SEATINGS`` as it is."""
     if seatings == "auto":
-        return "permutations" if num_agents <= AUTO_PERMUTATIONS else "rotations"
+        mixed = len(set(specs)) >= 3 and len(specs) <= AUTO_PERMUTATIONS
+        return "permutations" if mixed else "rotations"
     if seatings not in SEATINGS:
         raise ValueError(f"--seatings {seatings} is not allowed: use auto or one of {', '.join(SEATINGS)}")
     return seatings
@@ -253,8 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the deals and the agents, >= 0 (default 0)")
     parser.add_argument("--seatings", choices=["auto", *SEATINGS], default="auto",
                         help=f"how each deal is seated: the N cyclic rotations, or all N! orders (who sits after "
-                             f"whom cancels out too); auto (default): permutations up to {AUTO_PERMUTATIONS} agents, "
-                             f"rotations above")
+                             f"whom cancels out too); auto (default): permutations for 3 or more different agents "
+                             f"up to {AUTO_PERMUTATIONS}, else rotations")
     parser.add_argument("--workers", type=int_at_least(1), default=1, help="worker processes, >= 1 (default 1)")
     parser.add_argument("--batch-size", type=int_at_least(1), default=DEFAULT_BATCH_SIZE, metavar="N",
                         help=f"games each worker plays side by side, batching the decisions of network agents, "
@@ -340,7 +346,7 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     if args.json and args.plot and os.path.abspath(args.json) == os.path.abspath(args.plot):
         parser.error(f"--json and --plot both name {args.json}: give two files")
     if args.save_games:
-        games_a_deal = seating_count(len(args.agents), resolved_seatings(args.seatings, len(args.agents)))
+        games_a_deal = seating_count(len(args.agents), resolved_seatings(args.seatings, args.agents))
         problem = save_games_problem(args.save_games, games_a_deal, args.games, args.seed, args.append_games)
         if problem:
             parser.error(problem)

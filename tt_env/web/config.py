@@ -22,7 +22,7 @@ MAX_EVAL_SECONDS = 600
 stopped at its next move and reported as failed, with the reason."""
 MAX_SEARCH_WORK = 200
 """Most search work an evaluation may ask for, counted as search agents (``ismcts-v0``, ``ismcts-v1``)
-x deals x seatings (the N! orders of N players up to 4, the N rotations above) x rounds: each unit
+x deals x seatings (as ``training.evaluate`` seats them: N rotations, or N! orders) x rounds: each unit
 is a search agent's share of one round, about a second at 2 players (more at more seats), so the
 work accepted fits :data:`MAX_EVAL_SECONDS`.
 Scripted agents and networks are a thousand times faster and are bounded by the deal count alone."""

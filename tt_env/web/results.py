@@ -195,7 +195,7 @@ def check_work(specs: Sequence[str], deals: int, rules: Rules, is_slow: Callable
     from ..evaluation.evaluator import resolved_seatings
 
     slow = sum(1 for name in specs if is_slow(name))
-    seatings = seating_count(len(specs), resolved_seatings("auto", len(specs)))  # as run_evaluation seats them
+    seatings = seating_count(len(specs), resolved_seatings("auto", specs))  # as run_evaluation seats them
     per_deal = slow * seatings * len(rules.rounds)
     if per_deal * deals <= MAX_SEARCH_WORK:
         return
@@ -216,7 +216,7 @@ def run_evaluation(specs: Sequence[str], deals: int, seed: int, rules: Rules, *,
     from ..evaluation.evaluator import build_report, resolved_seatings
 
     agents = [stop_guard(make(name, rules), check) for name in specs]
-    seatings = resolved_seatings("auto", len(specs))
+    seatings = resolved_seatings("auto", specs)
     start = time.perf_counter()
     records = run_deals(agents, rules, deals, seed, workers=1, on_deal=on_deal, batch_size=1, seatings=seatings)
     return build_report(records, specs, deals, seed, rules, time.perf_counter() - start, seatings), records
