@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from training import long_run, long_run_report
+from training import long_run
+from training.common import long_run_report
 from training.common import run_lock
 
 CHUNKS = long_run.CHUNKS_FILE
@@ -27,7 +28,7 @@ def run(*extra: str) -> int:
 
 
 def chunks() -> list[dict]:
-    return long_run.read_chunks(Path("store/t"))
+    return long_run_report.read_chunks(Path("store/t"))
 
 
 def test_chunks_resume_and_a_fresh_folder_continues_from_the_store(tmp_path, monkeypatch, capsys):

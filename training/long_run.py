@@ -38,6 +38,7 @@ from typing import Any
 from training.common.config import ConfigError, load_config
 from training.common.device import add_device_arg
 from training.common.run_lock import RunLock
+from training.common.long_run_report import CHUNKS_FILE, CURVE_FILE, read_json, report
 from training.common.run_utils import RunFolderError
 from training.common.signals import CaughtSignals
 from tt_env.cli_checks import CommandParser, output_dir_problem
@@ -46,8 +47,6 @@ TRAINERS = {"batch_ppo": "training.batch_ppo", "selfplay": "training.selfplay"}
 """Trainers with the shared command line (``training.common.trainer_cli``), by ``--trainer`` name."""
 RUN_FILES = ("config.yaml", "eval.json", "learning_curve.png")
 """Files of the run folder the store keeps besides the resume state."""
-CHUNKS_FILE = "chunks.jsonl"
-CURVE_FILE = "curve.png"
 REFUSED = 2
 """A trainer's exit code for a refused config, checkpoint or run folder (such as a run locked by
 another process): it trained nothing of its own, so nothing is copied or recorded."""
@@ -159,34 +158,6 @@ def forked_at(lr: LongRun) -> int | str | None:
 def next_target(step: int, chunk: int, until: int) -> int:
     """The end of the chunk after ``step``: the next multiple of ``chunk``, at most ``until``."""
     return min(until, (step // chunk + 1) * chunk)
-
-
-def read_json(path: Path) -> Any:
-    """A JSON file of the store; :class:`RunFolderError` naming it when it cannot be read."""
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise RunFolderError(f"{str(path)!r} cannot be read as JSON ({exc}): repair or remove it") from None
-
-
-def read_chunks(store: Path) -> list[dict[str, Any]]:
-    """The chunk records of ``chunks.jsonl`` (one JSON object a line; none when the file is missing)."""
-    path = store / CHUNKS_FILE
-    if not path.exists():
-        return []
-    records = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            if not all(isinstance(record[k], (int, float)) for k in ("from_step", "to_step", "wall_s")):
-                raise TypeError("from_step, to_step and wall_s must be numbers")
-        except (ValueError, KeyError, TypeError) as exc:
-            raise RunFolderError(f"{str(path)!r} line {number} is not a chunk record ({exc}): repair or remove "
-                                 f"it") from None
-        records.append(record)
-    return records
 
 
 def append_chunk(store: Path, record: dict[str, Any]) -> None:
@@ -377,8 +348,6 @@ def main(argv: list[str] | None = None) -> int:
                      f"use a folder that can be written")
     try:
         if args.report:
-            from training.long_run_report import report  # matplotlib only here
-
             print(report(lr.store))
             print(f"curves: {lr.store / CURVE_FILE}")
             return 0

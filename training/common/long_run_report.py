@@ -1,14 +1,46 @@
-"""``python -m training.long_run --report``: a long run's evaluations against learner steps and
-against the wall time of its chunks, as a Markdown table and as two curves (``curve.png``)."""
+"""A long run's store read back (``chunks.jsonl``, ``eval.json``), and ``python -m training.long_run
+--report``: its evaluations against learner steps and against the wall time of its chunks, as a
+Markdown table and as two curves (``curve.png``, matplotlib imported only to draw them)."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
 
 from training.common.run_utils import RunFolderError
-from training.long_run import CURVE_FILE, read_chunks, read_json
+
+CHUNKS_FILE = "chunks.jsonl"
+CURVE_FILE = "curve.png"
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file of the store; :class:`RunFolderError` naming it when it cannot be read."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise RunFolderError(f"{str(path)!r} cannot be read as JSON ({exc}): repair or remove it") from None
+
+
+def read_chunks(store: Path) -> list[dict[str, Any]]:
+    """The chunk records of ``chunks.jsonl`` (one JSON object a line; none when the file is missing)."""
+    path = store / CHUNKS_FILE
+    if not path.exists():
+        return []
+    records = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            if not all(isinstance(record[k], (int, float)) for k in ("from_step", "to_step", "wall_s")):
+                raise TypeError("from_step, to_step and wall_s must be numbers")
+        except (ValueError, KeyError, TypeError) as exc:
+            raise RunFolderError(f"{str(path)!r} line {number} is not a chunk record ({exc}): repair or remove "
+                                 f"it") from None
+        records.append(record)
+    return records
 
 
 def wall_at(chunks: list[dict[str, Any]], step: int) -> float | None:
