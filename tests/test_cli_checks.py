@@ -67,11 +67,11 @@ def test_positive_float_accepts_the_range():
     assert positive_float()("1e9") == 1e9
 
 
-@pytest.mark.parametrize("text", ["0", "-2", "many", "1.5"])
+@pytest.mark.parametrize("text", ["0", "-2", "many", "1.5", "65", "99999"])
 def test_decks_is_auto_or_a_positive_integer(text):
     assert decks_arg("auto") == "auto" and decks_arg("AUTO") == "auto" and decks_arg("3") == 3
-    assert decks_arg("1") == 1
-    with pytest.raises(argparse.ArgumentTypeError, match=r"use 'auto' or a number of decks >= 1"):
+    assert decks_arg("1") == 1 and decks_arg("64") == 64
+    with pytest.raises(argparse.ArgumentTypeError, match=r"use 'auto' or a number of decks from 1 to 64"):
         decks_arg(text)
 
 

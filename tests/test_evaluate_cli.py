@@ -43,7 +43,7 @@ def _refused(argv: list[str], capsys) -> str:
     (["--seed", "-1"], "argument --seed: -1 is not allowed: use a seed, an integer >= 0"),
     (["--seed", "x"], "argument --seed: 'x' is not an integer"),
     (["--max-turns-per-round", "0"], "argument --max-turns-per-round: 0 is not allowed: use an integer >= 1"),
-    (["--decks", "0"], "argument --decks: '0' is not allowed: use 'auto' or a number of decks >= 1"),
+    (["--decks", "0"], "argument --decks: '0' is not allowed: use 'auto' or a number of decks from 1 to 64"),
     (["--decks", "many"], "argument --decks: 'many' is not allowed"),
     (["--rounds", "0"], "argument --rounds: '0' is not allowed: write rounds 1..11"),
     (["--rounds", "9-12"], "argument --rounds: '9-12' is not allowed: write rounds 1..11"),

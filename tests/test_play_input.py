@@ -150,7 +150,7 @@ def _refused(argv, capsys) -> str:
     (["--seat", "2"], "--seat 2 is not a seat of this table: use 0..1 (1 opponent(s) and you)"),
     (["--seat", "-1"], "argument --seat: -1 is not allowed: use a seat >= 0"),
     (["--max-turns-per-round", "0"], "argument --max-turns-per-round: 0 is not allowed: use an integer >= 1"),
-    (["--decks", "0"], "argument --decks: '0' is not allowed: use 'auto' or a number of decks >= 1"),
+    (["--decks", "0"], "argument --decks: '0' is not allowed: use 'auto' or a number of decks from 1 to 64"),
     (["--rounds", "12"], "argument --rounds: '12' is not allowed: write rounds 1..11"),
     (["--opponents", "nobody-v9"], "unknown agent 'nobody-v9'"),
     (["--opponents", "gone.pt"], "checkpoint 'gone.pt' does not exist"),

@@ -38,7 +38,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .engine.rules import ACES_OPTIONS, MAX_PLAYERS, MIN_PLAYERS, Rules, option_names
+from .engine.rules import ACES_OPTIONS, MAX_DECKS, MAX_PLAYERS, MIN_PLAYERS, Rules, option_names
 
 _INVOKED_AS: ContextVar[str | None] = ContextVar("invoked_as", default=None)
 _SHOW_HELP_HINT = ("the following arguments are required", "unrecognized arguments", "one of the arguments")
@@ -144,15 +144,16 @@ def positive_float(high: float | None = None, *, why: str = "", low: float | Non
 
 
 def decks_arg(text: str) -> int | str:
-    """An ``argparse`` type for ``--decks``: ``auto`` or an integer ``>= 1``."""
+    """An ``argparse`` type for ``--decks``: ``auto`` or an integer from 1 to ``MAX_DECKS``."""
     if text.strip().lower() == "auto":
         return "auto"
     try:
         value = int(text)
     except ValueError:
         value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: use 'auto' or a number of decks >= 1")
+    if not 1 <= value <= MAX_DECKS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: use 'auto' or a number of decks from 1 to "
+                                         f"{MAX_DECKS}")
     return value
 
 
@@ -187,7 +188,8 @@ def add_rules_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGr
     Returns the group, so that a tool can add its own rule-related flags to it.
     """
     group = parser.add_argument_group("rule options (docs/game.md, 'Options')")
-    group.add_argument("--decks", type=decks_arg, default="auto", help="'auto' (default) or a number of decks >= 1")
+    group.add_argument("--decks", type=decks_arg, default="auto",
+                       help=f"'auto' (default) or a number of decks, 1..{MAX_DECKS}")
     group.add_argument("--aces", default="low", choices=ACES_OPTIONS, help="ace rule (default low)")
     group.add_argument("--rounds", type=rounds_arg, default=None, help=ROUNDS_HELP)
     group.add_argument("--discard-drawn-discard", action="store_true",
