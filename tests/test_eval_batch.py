@@ -352,6 +352,7 @@ def test_worker_blocks_cover_every_deal_once_in_order(num_deals, workers, batch_
     blocks = deal_blocks(num_deals, workers, batch_size, games_per_deal=2)
     assert [d for b in blocks for d in b] == list(range(num_deals))
     assert len(blocks) >= min(num_deals, 4 * workers) or batch_size == 1
+    assert batch_size == 1 or len(blocks) <= 4 * workers + 1  # about four a worker, not one deal each
     assert max(len(b) for b in blocks) <= (8 if batch_size == 1 else 2 * batch_size)
 
 
@@ -471,3 +472,12 @@ def test_a_loaded_network_computes_its_features_for_the_game_on_the_table():
     expected = ExpertFeaturizer(2, exact_last_turn=agent.net.exact_last_turn, rules=game)(obs, masks)
     got = agent.net._expert(obs, masks)
     assert all(np.array_equal(a, b) for a, b in zip(got, expected, strict=True))
+
+
+def test_run_deals_passes_allow_rule_mismatch_to_the_checkpoints(tmp_path):
+    """A checkpoint of other scoring is refused, and plays with ``allow_rule_mismatch``."""
+    high = Rules(rounds=(1,), aces="high_or_low")
+    path = str(saved(tmp_path))
+    with pytest.raises(ValueError, match="rule mismatch"):
+        run_deals([path, "greedy-v0"], high, 1, seed=0)
+    assert len(run_deals([path, "greedy-v0"], high, 1, seed=0, allow_rule_mismatch=True)[0]) == 2
