@@ -153,6 +153,9 @@ def test_yaml_merge_keys_may_still_be_overridden(tmp_path):
     path = tmp_path / "merge.yaml"
     path.write_text("rules:\n  <<: {rounds: [1, 2], aces: low}\n  rounds: [3]\n")
     assert load_config(SelfPlayConfig, path).rules == {"rounds": [3], "aces": "low"}
+    path.write_text("rules:\n  <<: {aces: low}\n  rounds: [1]\n  rounds: [2]\n")  # a merge key first, then twice
+    with pytest.raises(ConfigError, match="found the key 'rounds' twice"):
+        load_config(SelfPlayConfig, path)
 
 
 def _cli_errors():
