@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from ..engine.game import DISCARD_BASE, DRAW_STOCK, NUM_ACTIONS, TAKE_DISCARD
+from ..agents.registry import checked_rules
 from ..engine.rules import Rules
 from ..env_checks import checked_flag
 from ..observation import get_layout, observation_size
@@ -47,13 +48,10 @@ def agent_seed(seed: Any) -> int:
     raise ValueError(f"seed={seed!r} is not allowed: a batched agent's seed is an integer 0..2**64-1")
 
 
-def checked_rules(rules: Any) -> Rules:
-    """``rules`` of a batched agent (None: ``Rules()``); ``TypeError`` naming it unless a ``Rules``."""
-    if rules is None:
-        return Rules()
-    if not isinstance(rules, Rules):
-        raise TypeError(f"rules={rules!r} is not a Rules: build one with tt_env.engine.rules.Rules(...)")
-    return rules
+def agent_rules(rules: Any) -> Rules:
+    """``rules`` of a batched agent (None: ``Rules()``); ``TypeError`` naming it unless a ``Rules``
+    (:func:`tt_env.agents.registry.checked_rules`, as every agent's)."""
+    return Rules() if rules is None else checked_rules(rules)
 
 
 def checked_rows(observation: torch.Tensor, action_mask: torch.Tensor, num_players: int | None) -> None:
@@ -102,7 +100,7 @@ class BatchGreedy:
     name = "greedy-v0"
 
     def __init__(self, rules: Rules | None = None) -> None:
-        self.rules = checked_rules(rules)
+        self.rules = agent_rules(rules)
 
     def __repr__(self) -> str:
         return f"BatchGreedy({self.rules!r})"
@@ -173,7 +171,7 @@ class BatchRandom:
     name = "random-v0"
 
     def __init__(self, rules: Rules | None = None, seed: int = 0, device: str | torch.device = "cpu") -> None:
-        self.rules = checked_rules(rules)
+        self.rules = agent_rules(rules)
         self.seed = agent_seed(seed)
         self.generator = torch.Generator(device=checked_device(device)).manual_seed(self.seed)
 
