@@ -33,9 +33,16 @@ def _states(rules: Rules) -> list[engine.GameState]:
 
 
 def _same_games(game: BatchGame, other: BatchGame, steps: int = 30) -> bool:
-    """Whether ``game`` and ``other`` play the same from here (same random actions)."""
+    """Whether ``game`` and ``other`` play the same from here (same random actions): the first
+    actions are ``other``'s, stepped into ``game`` as it was left (its masks, lockstep and kept
+    penalties too, not derived again)."""
     agent_a, agent_b = BatchRandom(game.rules, seed=1), BatchRandom(other.rules, seed=1)
-    ts_a, ts_b = game._quiet_timestep(), other._quiet_timestep()
+    if game._mask is None or game._lockstep_phase != other._lockstep_phase:
+        return False
+    ts_b = other._quiet_timestep()
+    first = agent_b.act(ts_b.observation, ts_b.action_mask)
+    agent_a.act(ts_b.observation, ts_b.action_mask)  # (the same draws from both agents)
+    ts_a, ts_b = game.step(first), other.step(first)
     for _ in range(steps):
         if not torch.equal(ts_a.observation, ts_b.observation) or not torch.equal(ts_a.action_mask, ts_b.action_mask):
             return False
