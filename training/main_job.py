@@ -28,7 +28,7 @@ from training.common.trainer_cli import train_or_exit
 from training.common.value_checks import agent_fit_problem
 from training.selfplay import train
 from tt_env.agents import list_agents
-from tt_env.agents.registry import RULE_MISMATCH_HINT
+from tt_env.agents.registry import without_rule_mismatch_hint
 from tt_env.cli_checks import CommandParser, command_name, int_at_least, output_dir_problem, seed_arg, workers_note
 from tt_env.engine.rules import Rules
 from tt_env.jsonio import write_json
@@ -94,7 +94,7 @@ def run_checkpoint_problem(checkpoint: Path, rules: Rules) -> str | None:
         check_compatible(meta, num_players=rules.num_players, obs_version=OBS_VERSION,
                          obs_size=observation_size(rules.num_players), rules=rules, where=f"checkpoint {checkpoint}")
     except CheckpointError as exc:
-        return (f"{str(exc).split(RULE_MISMATCH_HINT)[0]}; the run was trained with other rules than this config's; "
+        return (f"{without_rule_mismatch_hint(exc)}; the run was trained with other rules than this config's; "
                 f"give the config and --set it was trained with (see {checkpoint.parent.parent / 'config.yaml'})")
     return None
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tt_env.agents.registry import RULE_MISMATCH_HINT
+from tt_env.agents.registry import without_rule_mismatch_hint
 from tt_env.engine.rules import Rules
 from tt_env.quoting import short  # noqa: F401  (re-exported: config.py and resume.py quote with it)
 
@@ -134,7 +134,7 @@ def agent_fit_problem(spec: str, rules: Rules) -> str | None:
         elif is_checkpoint_spec(spec) or spec in trained_agent_names():
             make_agent(spec, rules)
     except (ValueError, OSError) as exc:
-        return str(exc).split(RULE_MISMATCH_HINT)[0]  # (no such option here)
+        return without_rule_mismatch_hint(exc)  # (no such option here)
     return None
 
 

@@ -167,6 +167,11 @@ def make_agent(spec: str | Agent, rules: Rules | None = None, **options: Any) ->
 RULE_MISMATCH_HINT = "; pass allow_rule_mismatch=True (evaluator: --allow-rule-mismatch) to use it anyway"
 """How a checkpoint's refusal of other scoring ends (``models.checkpoint.check_compatible``); a
 caller without that option (a trainer's config, the browser app) cuts it off its message."""
+
+
+def without_rule_mismatch_hint(message: object) -> str:
+    """``message`` (an error, say) up to :data:`RULE_MISMATCH_HINT`: for callers that have no such option."""
+    return str(message).split(RULE_MISMATCH_HINT)[0]
 PLAYING_RULES = ("num_players", "aces", "num_decks", "meld_needs_natural", "max_turns_per_round",
                  "discard_drawn_discard")
 """What an agent object built for other rules would play wrongly in a game: its player count, card

@@ -159,7 +159,7 @@ def _cards_problem(state: GameState, decks: int) -> str | None:
         return f"holds cards {bad[:5]} that are not card ints 0..51"
     copies = np.bincount(np.asarray(held, dtype=np.int64), minlength=52)
     if (copies != decks).any():
-        wrong = [int(c) for c in np.flatnonzero(copies != decks)[:5]]
+        wrong = [int(c) for c in np.flatnonzero(copies != decks)[:5]]  # host: numpy on the state's lists, a load only
         return (f"holds {[int(copies[c]) for c in wrong]} copies of cards {wrong} between its hands, stock and "
                 f"discard pile, where a shoe of {decks} deck(s) has {decks} of each")
     return None

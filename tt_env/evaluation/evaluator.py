@@ -386,8 +386,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         parser.error(str(exc))
     print_report(report)
     if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        write_json(args.json, report)
+        write_json(args.json, report)  # (it makes the folder)
     if args.plot:
         os.makedirs(os.path.dirname(os.path.abspath(args.plot)), exist_ok=True)
         plot_scores(deals, [a["name"] for a in report["agents"]], args.plot)

@@ -20,7 +20,6 @@ Ctrl-C loses at most the cell it was in.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -75,7 +74,6 @@ def check_agents(agents: Sequence[str], players: Sequence[int]) -> dict[str, int
 
 def write_rows(path: str, seed: int, rows: list[dict]) -> None:
     """The leaderboard so far as JSON (rewritten after each cell, so a crash loses at most the cell it was in)."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     write_json(path, {"format": FORMAT, "seed": seed, "reference": REFERENCE, "rows": rows})
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..agents import Agent, list_agents, make_agent
-from ..agents.registry import RULE_MISMATCH_HINT
+from ..agents.registry import without_rule_mismatch_hint
 from ..engine.rules import Rules
 from .validate import RequestError, short_repr
 
@@ -82,7 +82,7 @@ class AgentCatalog:
         try:
             return make_agent(name, rules)
         except (ValueError, ImportError, OSError) as exc:  # (the app has no allow_rule_mismatch to advise)
-            reason = str(exc).split(RULE_MISMATCH_HINT)[0]
+            reason = without_rule_mismatch_hint(exc)
             raise RequestError(f"agent {name} cannot play these rules: {reason}") from None
 
 
